@@ -1,0 +1,10 @@
+//===- ConvPoolNormOps.cpp - Weft ConvPoolNormOps --------------------------------------*- C++ -*-===//
+//
+// (Filled in by the op family's author.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/WeftOps.h"
+
+using namespace mlir;
+using namespace mlir::weft;

@@ -1,0 +1,10 @@
+//===- ShapeOps.cpp - Weft ShapeOps --------------------------------------*- C++ -*-===//
+//
+// (Filled in by the op family's author.)
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/WeftOps.h"
+
+using namespace mlir;
+using namespace mlir::weft;

@@ -1,0 +1,39 @@
+//===- weft-opt.cpp - Weft's optimizer driver ------------------------------===//
+//
+// mlir-opt for the weft dialect: parses IR, runs weft and upstream passes and
+// prints the result. Pass authors load their own passes and dialects with
+// --load-pass-plugin and --load-dialect-plugin.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Transforms/Passes.h"
+#include "weft/Version.h"
+#include "weft/WeftDialect.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/DialectRegistry.h"
+#include "mlir/Tools/mlir-opt/MlirOptMain.h"
+#include "mlir/Transforms/Passes.h"
+#include "llvm/Support/CommandLine.h"
+
+int main(int argc, char **argv) {
+  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
+    os << "Weft weft-opt " << WEFT_VERSION_STRING << "\n";
+  });
+
+  // Only the passes a weft pipeline uses: canonicalization and the generic
+  // clean-ups, plus weft's own.
+  mlir::registerCanonicalizerPass();
+  mlir::registerCSEPass();
+  mlir::registerSymbolDCEPass();
+  mlir::registerInlinerPass();
+  mlir::registerSCCPPass();
+  mlir::weft::registerWeftPasses();
+
+  mlir::DialectRegistry registry;
+  registry.insert<mlir::weft::WeftDialect, mlir::func::FuncDialect,
+                  mlir::tensor::TensorDialect>();
+  return mlir::asMainReturnCode(mlir::MlirOptMain(
+      argc, argv, "Weft optimizer driver\n", registry));
+}
