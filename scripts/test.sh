@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds Weft and runs every test: lit + FileCheck,
+# gtest, the ONNX node conformance import, the SDK example and a short fuzz
+# run. Prints how long each stage took.
+#
+#   scripts/test.sh            # everything
+#   WEFT_FUZZ_SECONDS=0 scripts/test.sh   # skip the fuzz smoke run
+set -euo pipefail
+source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+total_start=$SECONDS
+
+stage "install dependencies" "$WEFT_ROOT/scripts/install-deps.sh"
+mkdir -p "$WEFT_BUILD"
+stage "configure" weft_configure
+stage "build" weft_build
+stage "tests (ctest)" ctest --test-dir "$WEFT_BUILD" --output-on-failure \
+  -j "$(nproc)"
+fuzz_seconds=${WEFT_FUZZ_SECONDS:-60}
+if [[ $fuzz_seconds -gt 0 && -x $WEFT_ROOT/scripts/fuzz.sh ]]; then
+  stage "fuzz smoke run (${fuzz_seconds} s)" "$WEFT_ROOT/scripts/fuzz.sh" "$fuzz_seconds"
+fi
+echo "==> all stages done in $((SECONDS - total_start)) s"
