@@ -15,11 +15,13 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 
 int main(int argc, char **argv) {
-  llvm::cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
-    os << "Weft weft-opt " << WEFT_VERSION_STRING << "\n";
+  llvm::cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "weft-opt (Weft) " << WEFT_VERSION_STRING << "\n"
+       << "  built on LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
 
   // Only the passes a weft pipeline uses: canonicalization and the generic

@@ -15,6 +15,7 @@
 #include "mlir/IR/Diagnostics.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Support/FileUtilities.h"
+#include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -85,8 +86,9 @@ int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   registerAsmPrinterCLOptions();
   registerMLIRContextCLOptions();
-  cl::AddExtraVersionPrinter([](llvm::raw_ostream &os) {
-    os << "Weft weft-translate " << WEFT_VERSION_STRING << "\n";
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) {
+    os << "weft-translate (Weft) " << WEFT_VERSION_STRING << "\n"
+       << "  built on LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
   cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
   cl::ParseCommandLineOptions(
