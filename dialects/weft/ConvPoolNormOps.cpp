@@ -1,10 +1,392 @@
-//===- ConvPoolNormOps.cpp - Weft ConvPoolNormOps --------------------------------------*- C++ -*-===//
+//===- ConvPoolNormOps.cpp - Weft convolution, pooling, norms -------------===//
 //
-// (Filled in by the op family's author.)
+// Type inference and canonicalization of weft.conv, weft.pool,
+// weft.batch_norm and weft.normalize: output sizes of windowed ops and the
+// checks on channels, windows and parameters.
 //
 //===----------------------------------------------------------------------===//
 
 #include "weft/WeftOps.h"
 
+#include "mlir/IR/PatternMatch.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
 using namespace mlir;
 using namespace mlir::weft;
+
+static bool isStatic(int64_t size) { return !ShapedType::isDynamic(size); }
+
+/// Rounds a / b (b > 0) up or down.
+static int64_t divide(int64_t a, int64_t b, bool roundUp) {
+  int64_t q = a / b, r = a % b;
+  if (r != 0 && ((r > 0) == roundUp))
+    q += roundUp ? 1 : -1;
+  return q;
+}
+
+//===----------------------------------------------------------------------===//
+// Windows (shared by conv and pool)
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// The window attributes of a conv or pool, for n spatial dimensions.
+struct Window {
+  ArrayRef<int64_t> strides, pads, dilations;
+  AutoPad autoPad;
+  bool ceilMode;
+};
+} // namespace
+
+/// Checks the lengths and ranges of a window's attributes.
+static LogicalResult verifyWindow(const Window &window, size_t n,
+                                  std::optional<Location> loc) {
+  auto check = [&](ArrayRef<int64_t> values, StringRef name, size_t count,
+                   int64_t min) -> LogicalResult {
+    if (values.size() != count)
+      return emitOptionalError(loc, name, " has ", values.size(),
+                               " values, expected ", count);
+    for (int64_t v : values)
+      if (v < min)
+        return emitOptionalError(loc, name, " value ", v, " must be >= ", min);
+    return success();
+  };
+  if (failed(check(window.strides, "strides", n, 1)) ||
+      failed(check(window.dilations, "dilations", n, 1)) ||
+      failed(check(window.pads, "pads", 2 * n, 0)))
+    return failure();
+  if (window.autoPad != AutoPad::notset &&
+      llvm::any_of(window.pads, [](int64_t p) { return p != 0; }))
+    return emitOptionalError(loc, "pads must be zero with auto_pad ",
+                             stringifyAutoPad(window.autoPad));
+  return success();
+}
+
+/// Output sizes of a windowed op over `inputSizes` with `kernelSizes`
+/// (either may be dynamic); assumes verifyWindow passed.
+static FailureOr<SmallVector<int64_t>>
+inferWindowSizes(ArrayRef<int64_t> inputSizes, ArrayRef<int64_t> kernelSizes,
+                 const Window &window, std::optional<Location> loc) {
+  size_t n = inputSizes.size();
+  SmallVector<int64_t> out;
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = inputSizes[i], k = kernelSizes[i], s = window.strides[i];
+    if (window.autoPad != AutoPad::notset) {
+      out.push_back(isStatic(in) ? divide(in, s, /*roundUp=*/true)
+                                 : ShapedType::kDynamic);
+      continue;
+    }
+    if (!isStatic(in) || !isStatic(k)) {
+      out.push_back(ShapedType::kDynamic);
+      continue;
+    }
+    if (k < 1)
+      return emitOptionalError(loc, "kernel size ", k, " in spatial dimension ",
+                               i, " must be >= 1");
+    int64_t begin = window.pads[i];
+    std::optional<int64_t> effective =
+        llvm::checkedMulAdd<int64_t>(window.dilations[i], k - 1, 1);
+    std::optional<int64_t> padded = llvm::checkedAdd<int64_t>(in, begin);
+    if (padded)
+      padded = llvm::checkedAdd<int64_t>(*padded, window.pads[n + i]);
+    if (!effective || !padded)
+      return emitOptionalError(loc, "window or padded input size overflows ",
+                               "in spatial dimension ", i);
+    if (*padded < *effective)
+      return emitOptionalError(loc, "window of size ", *effective, " (kernel ",
+                               k, ", dilation ", window.dilations[i],
+                               ") is larger than the ", "padded input size ",
+                               *padded, " in spatial dimension ", i);
+    int64_t size = divide(*padded - *effective, s, window.ceilMode) + 1;
+    // The last window must start inside the input or its begin padding (an
+    // overflowing start is past it).
+    if (window.ceilMode) {
+      std::optional<int64_t> start = llvm::checkedMul<int64_t>(size - 1, s);
+      if (!start || *start >= in + begin)
+        --size;
+    }
+    out.push_back(size);
+  }
+  return out;
+}
+
+std::optional<SmallVector<int64_t>>
+ConvOp::getSamePads(ArrayRef<int64_t> inputSizes, ArrayRef<int64_t> kernelSizes,
+                    ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
+                    bool upper) {
+  size_t n = inputSizes.size();
+  SmallVector<int64_t> pads(2 * n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    int64_t in = inputSizes[i], k = kernelSizes[i];
+    if (!isStatic(in) || !isStatic(k))
+      return std::nullopt;
+    int64_t out = divide(in, strides[i], /*roundUp=*/true);
+    // (out - 1) * stride + dilation * (k - 1) + 1 - in, when it fits.
+    std::optional<int64_t> effective =
+        llvm::checkedMulAdd<int64_t>(dilations[i], k - 1, 1);
+    std::optional<int64_t> span =
+        effective
+            ? llvm::checkedMulAdd<int64_t>(out - 1, strides[i], *effective)
+            : std::nullopt;
+    if (k < 1 || !span)
+      return std::nullopt;
+    int64_t total = std::max<int64_t>(0, *span - in);
+    int64_t small = total / 2;
+    pads[i] = upper ? small : total - small;
+    pads[n + i] = total - pads[i];
+  }
+  return pads;
+}
+
+//===----------------------------------------------------------------------===//
+// ConvOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
+  Type elementType = inputType.getElementType();
+  if (inputType.getRank() < 3)
+    return emitOptionalError(loc, "input must have rank >= 3 (N x C x ",
+                             "spatial), got ", inputType);
+  if (weightType.getRank() != inputType.getRank())
+    return emitOptionalError(loc, "weight ", weightType,
+                             " must have the input's rank ",
+                             inputType.getRank());
+  if (weightType.getElementType() != elementType)
+    return emitOptionalError(loc, "weight element type ",
+                             weightType.getElementType(), " differs from ",
+                             "input element type ", elementType);
+  size_t n = inputType.getRank() - 2;
+  Window window{adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
+                adaptor.getAutoPad(),
+                /*ceilMode=*/false};
+  if (failed(verifyWindow(window, n, loc)))
+    return failure();
+  int64_t group = adaptor.getGroup();
+  if (group < 1)
+    return emitOptionalError(loc, "group ", group, " must be >= 1");
+
+  int64_t channels = inputType.getDimSize(1);
+  int64_t outChannels = weightType.getDimSize(0);
+  int64_t groupChannels = weightType.getDimSize(1);
+  if (isStatic(outChannels) && outChannels % group != 0)
+    return emitOptionalError(loc, "weight's ", outChannels,
+                             " output channels are not divisible by group ",
+                             group);
+  if (isStatic(channels) && isStatic(groupChannels) &&
+      channels != groupChannels * group)
+    return emitOptionalError(loc, "input has ", channels,
+                             " channels but weight expects ", groupChannels,
+                             " per group times group ", group);
+  if (Value bias = adaptor.getBias()) {
+    auto biasType = cast<RankedTensorType>(bias.getType());
+    if (biasType.getElementType() != elementType)
+      return emitOptionalError(loc, "bias element type ",
+                               biasType.getElementType(), " differs from ",
+                               "input element type ", elementType);
+    if (biasType.getRank() != 1 ||
+        (isStatic(biasType.getDimSize(0)) && isStatic(outChannels) &&
+         biasType.getDimSize(0) != outChannels))
+      return emitOptionalError(loc, "bias ", biasType, " must have shape (",
+                               formatShape({outChannels}), ")");
+    if (!isStatic(outChannels))
+      outChannels = biasType.getDimSize(0);
+  }
+
+  FailureOr<SmallVector<int64_t>> sizes =
+      inferWindowSizes(inputType.getShape().drop_front(2),
+                       weightType.getShape().drop_front(2), window, loc);
+  if (failed(sizes))
+    return failure();
+  SmallVector<int64_t> shape{inputType.getDimSize(0), outChannels};
+  llvm::append_range(shape, *sizes);
+  inferred.push_back(RankedTensorType::get(shape, elementType));
+  return success();
+}
+
+/// Replaces auto_pad by explicit pads once the sizes they depend on are
+/// static.
+template <typename OpTy>
+static LogicalResult resolveAutoPad(OpTy op, ArrayRef<int64_t> kernelSizes,
+                                    PatternRewriter &rewriter) {
+  if (op.getAutoPad() == AutoPad::notset)
+    return failure();
+  auto inputSizes = op.getInput().getType().getShape().drop_front(2);
+  std::optional<SmallVector<int64_t>> pads = ConvOp::getSamePads(
+      inputSizes, kernelSizes, op.getStrides(), op.getDilations(),
+      op.getAutoPad() == AutoPad::same_upper);
+  if (!pads)
+    return failure();
+  rewriter.modifyOpInPlace(op, [&] {
+    op.setPads(*pads);
+    op.setAutoPad(AutoPad::notset);
+  });
+  return success();
+}
+
+LogicalResult ConvOp::canonicalize(ConvOp op, PatternRewriter &rewriter) {
+  return resolveAutoPad(op, op.getWeight().getType().getShape().drop_front(2),
+                        rewriter);
+}
+
+//===----------------------------------------------------------------------===//
+// PoolOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult PoolOp::inferReturnTypes(MLIRContext *,
+                                       std::optional<Location> loc,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &inferred) {
+  auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+  ArrayRef<int64_t> kernel = adaptor.getKernelShape();
+  size_t n = kernel.size();
+  if (n == 0)
+    return emitOptionalError(loc, "kernel_shape must not be empty");
+  if (inputType.getRank() != static_cast<int64_t>(n) + 2)
+    return emitOptionalError(loc, "input ", inputType, " must have rank ",
+                             n + 2, " for a kernel_shape of ", n, " values");
+  for (int64_t k : kernel)
+    if (k < 1)
+      return emitOptionalError(loc, "kernel_shape value ", k, " must be >= 1");
+  bool isAverage = adaptor.getKind() == PoolKind::average;
+  if (isAverage && !isa<FloatType>(inputType.getElementType()))
+    return emitOptionalError(loc, "average pooling needs a float element ",
+                             "type, got ", inputType.getElementType());
+  if (!isAverage && adaptor.getCountIncludePad())
+    return emitOptionalError(loc, "count_include_pad is only for average ",
+                             "pooling");
+  Window window{adaptor.getStrides(), adaptor.getPads(), adaptor.getDilations(),
+                adaptor.getAutoPad(), adaptor.getCeilMode()};
+  if (failed(verifyWindow(window, n, loc)))
+    return failure();
+  FailureOr<SmallVector<int64_t>> sizes =
+      inferWindowSizes(inputType.getShape().drop_front(2), kernel, window, loc);
+  if (failed(sizes))
+    return failure();
+  SmallVector<int64_t> shape(inputType.getShape().take_front(2));
+  llvm::append_range(shape, *sizes);
+  inferred.push_back(RankedTensorType::get(shape, inputType.getElementType()));
+  return success();
+}
+
+LogicalResult PoolOp::canonicalize(PoolOp op, PatternRewriter &rewriter) {
+  return resolveAutoPad(op, op.getKernelShape(), rewriter);
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormOp
+//===----------------------------------------------------------------------===//
+
+LogicalResult BatchNormOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+  if (inputType.getRank() < 2)
+    return emitOptionalError(loc, "input must have rank >= 2 (N x C x ...), ",
+                             "got ", inputType);
+  std::pair<StringRef, Value> params[] = {{"scale", adaptor.getScale()},
+                                          {"bias", adaptor.getBias()},
+                                          {"mean", adaptor.getMean()},
+                                          {"var", adaptor.getVar()}};
+  auto scaleType = cast<RankedTensorType>(adaptor.getScale().getType());
+  // Per channel (C) or, for a rank-1 scale on a rank-2 input, the same.
+  bool perChannel = scaleType.getRank() == 1;
+  ArrayRef<int64_t> expected = perChannel ? inputType.getShape().slice(1, 1)
+                                          : inputType.getShape().drop_front();
+  for (auto [name, value] : params) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getRank() != static_cast<int64_t>(expected.size()) ||
+        !areCompatibleTensorTypes(
+            RankedTensorType::get(expected, type.getElementType()), type))
+      return emitOptionalError(
+          loc, name, " ", type, " must have shape (", formatShape(expected),
+          perChannel ? ")" : ") like the input without dimension 0",
+          " for input ", inputType);
+  }
+  auto sameElements = [&](unsigned a, unsigned b) -> LogicalResult {
+    Type ta =
+        cast<RankedTensorType>(params[a].second.getType()).getElementType();
+    Type tb =
+        cast<RankedTensorType>(params[b].second.getType()).getElementType();
+    if (ta != tb)
+      return emitOptionalError(loc, params[a].first, " element type ", ta,
+                               " differs from ", params[b].first,
+                               " element type ", tb);
+    return success();
+  };
+  if (failed(sameElements(0, 1)) || failed(sameElements(2, 3)))
+    return failure();
+  inferred.push_back(inputType);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
+// NormalizeOp
+//===----------------------------------------------------------------------===//
+
+/// True when `from` broadcasts unidirectionally to `to` (dynamic sizes may).
+static bool broadcastsTo(ArrayRef<int64_t> from, ArrayRef<int64_t> to) {
+  if (from.size() > to.size())
+    return false;
+  size_t offset = to.size() - from.size();
+  for (auto [i, f] : llvm::enumerate(from)) {
+    int64_t t = to[offset + i];
+    if (isStatic(f) && f != 1 && isStatic(t) && f != t)
+      return false;
+  }
+  return true;
+}
+
+LogicalResult NormalizeOp::inferReturnTypes(MLIRContext *,
+                                            std::optional<Location> loc,
+                                            Adaptor adaptor,
+                                            SmallVectorImpl<Type> &inferred) {
+  auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+  int64_t rank = inputType.getRank();
+  int64_t axis = adaptor.getAxis();
+  if (axis < 0 || axis >= rank)
+    return emitOptionalError(loc, "axis ", axis, " is out of range for ",
+                             "input ", inputType, " (expected [0, ", rank,
+                             "))");
+  bool isInstance = adaptor.getKind() == NormKind::instance;
+  if (isInstance && (rank < 3 || axis != 2))
+    return emitOptionalError(loc, "instance normalization needs an input of ",
+                             "rank >= 3 and axis 2, got ", inputType,
+                             " and axis ", axis);
+  SmallVector<std::pair<StringRef, Value>> params = {
+      {"scale", adaptor.getScale()}};
+  if (adaptor.getBias())
+    params.push_back({"bias", adaptor.getBias()});
+  for (auto [name, value] : params) {
+    auto type = cast<RankedTensorType>(value.getType());
+    if (type.getElementType() != inputType.getElementType())
+      return emitOptionalError(loc, name, " element type ",
+                               type.getElementType(), " differs from input ",
+                               "element type ", inputType.getElementType());
+    if (isInstance) {
+      int64_t c = inputType.getDimSize(1);
+      if (type.getRank() != 1 || (isStatic(c) && isStatic(type.getDimSize(0)) &&
+                                  c != type.getDimSize(0)))
+        return emitOptionalError(loc, name, " ", type, " must have shape (",
+                                 formatShape({c}), "), one value per channel");
+      continue;
+    }
+    if (!broadcastsTo(type.getShape(), inputType.getShape()))
+      return emitOptionalError(loc, name, " ", type,
+                               " does not broadcast to the input's shape ",
+                               formatShape(inputType.getShape()));
+  }
+  Type statsElement = inputType.getElementType();
+  if (std::optional<Type> stash = adaptor.getStashType())
+    statsElement = *stash;
+  SmallVector<int64_t> statsShape(inputType.getShape());
+  std::fill(statsShape.begin() + axis, statsShape.end(), 1);
+  auto statsType = RankedTensorType::get(statsShape, statsElement);
+  inferred.append({inputType, statsType, statsType});
+  return success();
+}

@@ -1,6 +1,8 @@
-//===- ConvPoolNormOps.td - Weft ConvPoolNormOps ---------------------------------*- tablegen -*-===//
+//===- ConvPoolNormOps.td - Weft conv, pooling, norms -----*- tablegen -*-===//
 //
-// (Filled in by the op family's author.)
+// Windowed ops over the spatial dimensions of NCHW-style tensors (ONNX Conv,
+// MaxPool, AveragePool) and the normalizations (BatchNormalization,
+// LayerNormalization, InstanceNormalization).
 //
 //===----------------------------------------------------------------------===//
 
@@ -8,5 +10,267 @@
 #define WEFT_DIALECT_WEFT_CONVPOOLNORMOPS_TD
 
 include "weft/WeftBase.td"
+
+//===----------------------------------------------------------------------===//
+// Enums
+//===----------------------------------------------------------------------===//
+
+def Weft_AutoPad : I32EnumAttr<"AutoPad",
+    "how a windowed op pads its spatial dimensions", [
+    I32EnumAttrCase<"notset", 0>,
+    I32EnumAttrCase<"same_upper", 1>,
+    I32EnumAttrCase<"same_lower", 2>
+  ]> {
+  let cppNamespace = "::mlir::weft";
+}
+
+def Weft_PoolKind : I32EnumAttr<"PoolKind", "what weft.pool computes", [
+    I32EnumAttrCase<"max", 0>,
+    I32EnumAttrCase<"average", 1>
+  ]> {
+  let cppNamespace = "::mlir::weft";
+}
+
+def Weft_NormKind : I32EnumAttr<"NormKind",
+    "which normalization weft.normalize computes", [
+    I32EnumAttrCase<"layer", 0>,
+    I32EnumAttrCase<"instance", 1>
+  ]> {
+  let cppNamespace = "::mlir::weft";
+}
+
+//===----------------------------------------------------------------------===//
+// ConvOp
+//===----------------------------------------------------------------------===//
+
+def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
+    /// Pads (all begins, then all ends) that make a windowed op's output
+    /// size ceil(input / stride) in each spatial dimension, as ONNX's
+    /// SAME_UPPER (`upper`: the larger half at the end) and SAME_LOWER
+    /// define them. Nullopt when a size is dynamic.
+    static std::optional<::llvm::SmallVector<int64_t>>
+    getSamePads(::llvm::ArrayRef<int64_t> inputSizes,
+                ::llvm::ArrayRef<int64_t> kernelSizes,
+                ::llvm::ArrayRef<int64_t> strides,
+                ::llvm::ArrayRef<int64_t> dilations, bool upper);
+  }]> {
+  let summary = "N-dimensional grouped convolution with optional bias";
+  let description = [{
+    Convolves `input` (N x C x D1 x ... x Dn) with `weight`
+    (M x C/group x K1 x ... x Kn) and adds `bias` (M) to each output channel,
+    as ONNX Conv (a cross-correlation, no kernel flip). Channels split into
+    `group` groups; output channel m sees the input channels of group
+    m / (M / group).
+
+    `strides`, `dilations` (n values each) and `pads` (n begins, then n ends)
+    are explicit. Output size in dimension i, with effective kernel
+    `e = dilations[i] * (K_i - 1) + 1`:
+
+        floor((D_i + pads[i] + pads[n + i] - e) / strides[i]) + 1
+
+    With `auto_pad` `same_upper` or `same_lower` (only kept when spatial
+    sizes were not static at import), `pads` are all zero and the padding is
+    chosen so that the output size is ceil(D_i / strides[i]), the odd unit at
+    the end (upper) or at the start (lower); canonicalization resolves it to
+    explicit pads once the sizes are static. ONNX `VALID` is zero pads.
+
+    ```mlir
+    %y = weft.conv %x, %w, %b strides [2, 2] pads [3, 3, 3, 3]
+           dilations [1, 1]
+           : (tensor<?x3x224x224xf32>, tensor<64x3x7x7xf32>, tensor<64xf32>)
+           -> tensor<?x64x112x112xf32>
+    ```
+
+    **Constraints:**
+    - `input` has rank n + 2 >= 3 and `weight` the same rank; `input`,
+      `weight` and `bias` share a float element type;
+    - `strides` and `dilations` have n values >= 1, `pads` 2n values >= 0,
+      `group` >= 1; with `auto_pad` other than `notset`, `pads` are zero;
+    - M is divisible by `group` and C equals `group` times weight dimension 1;
+    - `bias` has shape (M);
+    - every output size is >= 1 (the kernel fits in the padded input);
+    - the result is N x M x (output sizes) with the input's element type.
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
+                       Optional<Weft_FloatTensor>:$bias,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations,
+                       DefaultValuedAttr<I64Attr, "1">:$group,
+                       DefaultValuedAttr<Weft_AutoPad,
+                           "::mlir::weft::AutoPad::notset">:$auto_pad);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
+    `dilations` $dilations (`group` $group^)? (`auto_pad` $auto_pad^)?
+    attr-dict `:` functional-type(operands, results)
+  }];
+  let hasCanonicalizeMethod = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// PoolOp
+//===----------------------------------------------------------------------===//
+
+def Weft_PoolOp : Weft_Op<"pool"> {
+  let summary = "Max or average pooling over N-dimensional windows";
+  let description = [{
+    Slides a window of `kernel_shape` over the spatial dimensions of `input`
+    (N x C x D1 x ... x Dn) and takes the maximum (`max`) or the mean
+    (`average`) of each window, per batch and channel, as ONNX MaxPool and
+    AveragePool. `strides`, `dilations` and `pads` (n begins, then n ends)
+    are as for `weft.conv`. Padding never wins a maximum; for `average`,
+    padded positions count in the divisor only with `count_include_pad`.
+
+    Output size in dimension i, with `e = dilations[i] * (kernel_shape[i] -
+    1) + 1` and `P = pads[i] + pads[n + i]`:
+
+        floor((D_i + P - e) / strides[i]) + 1              (default)
+        ceil((D_i + P - e) / strides[i]) + 1               (ceil_mode)
+
+    With `ceil_mode`, a last window that would start past the input and its
+    begin padding is dropped (the rule of current ONNX and PyTorch); windows
+    that overhang the end padding take only their in-bounds positions
+    (`count_include_pad` counts the explicit padding, not the overhang).
+    `auto_pad` is as for `weft.conv`: output size ceil(D_i / strides[i]).
+    MaxPool's Indices output is not provided.
+
+    ```mlir
+    %p = weft.pool max %x kernel_shape [3, 3] strides [2, 2]
+           pads [1, 1, 1, 1] dilations [1, 1]
+           : tensor<?x64x112x112xf32> -> tensor<?x64x56x56xf32>
+    ```
+
+    **Constraints:**
+    - `input` has rank n + 2 >= 3 where n is the length of `kernel_shape`;
+    - `kernel_shape`, `strides` and `dilations` have n values >= 1, `pads`
+      2n values >= 0; with `auto_pad` other than `notset`, `pads` are zero;
+    - `average` needs a float element type; `count_include_pad` is only for
+      `average`;
+    - every output size is >= 1 (the window fits in the padded input);
+    - the result is N x C x (output sizes) with the input's element type.
+  }];
+  let arguments = (ins Weft_NumericTensor:$input, Weft_PoolKind:$kind,
+                       DenseI64ArrayAttr:$kernel_shape,
+                       DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
+                       DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode,
+                       UnitAttr:$count_include_pad,
+                       DefaultValuedAttr<Weft_AutoPad,
+                           "::mlir::weft::AutoPad::notset">:$auto_pad);
+  let results = (outs Weft_NumericTensor:$result);
+  let assemblyFormat = [{
+    $kind $input `kernel_shape` $kernel_shape `strides` $strides `pads` $pads
+    `dilations` $dilations (`ceil_mode` $ceil_mode^)?
+    (`count_include_pad` $count_include_pad^)? (`auto_pad` $auto_pad^)?
+    attr-dict `:` type($input) `->` type($result)
+  }];
+  let hasCanonicalizeMethod = 1;
+}
+
+//===----------------------------------------------------------------------===//
+// BatchNormOp
+//===----------------------------------------------------------------------===//
+
+def Weft_BatchNormOp : Weft_Op<"batch_norm"> {
+  let summary = "Batch normalization with given statistics (inference)";
+  let description = [{
+    Normalizes `input` (N x C x D1 x ... x Dn) with the given statistics:
+
+        result = scale * (input - mean) / sqrt(var + epsilon) + bias
+
+    as ONNX BatchNormalization in inference mode. The parameters either all
+    have shape (C), applied per channel (dimension 1), or all have the
+    shape of `input` without its first dimension (C x D1 x ... x Dn), applied
+    per element (ONNX opset 7-8 with `spatial = 0`); for a rank-2 input the
+    two are the same. `scale` and `bias` share a float element type, `mean`
+    and `var` share one (ONNX 15 lets them differ from the input's).
+
+    Statistics computed from the input (training) are not supported; they
+    would be `weft.normalize`'s business.
+
+    ```mlir
+    %y = weft.batch_norm %x, %scale, %bias, %mean, %var epsilon 1.0e-05
+           : (tensor<?x64x56x56xf32>, tensor<64xf32>, tensor<64xf32>,
+              tensor<64xf32>, tensor<64xf32>) -> tensor<?x64x56x56xf32>
+    ```
+
+    **Constraints:**
+    - `input` has rank >= 2;
+    - `scale`, `bias`, `mean` and `var` all have shape (C) or all the shape
+      of `input` without dimension 0 (sizes agreeing where static);
+    - `scale` and `bias`, and `mean` and `var`, have the same element type;
+    - the result has the input's type.
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$scale,
+                       Weft_FloatTensor:$bias, Weft_FloatTensor:$mean,
+                       Weft_FloatTensor:$var, F64Attr:$epsilon);
+  let results = (outs Weft_FloatTensor:$result);
+  let assemblyFormat = [{
+    $input `,` $scale `,` $bias `,` $mean `,` $var `epsilon` $epsilon
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
+
+//===----------------------------------------------------------------------===//
+// NormalizeOp
+//===----------------------------------------------------------------------===//
+
+def Weft_NormalizeOp : Weft_Op<"normalize"> {
+  let summary = "Layer or instance normalization with its statistics";
+  let description = [{
+    Normalizes `input` by the mean and variance computed over the
+    dimensions `axis` .. rank-1 (for each index of the dimensions before
+    `axis`), then scales and shifts:
+
+        mean        = mean(input over axes [axis, rank))
+        inv_std_dev = 1 / sqrt(mean((input - mean)^2) + epsilon)
+        result      = (input - mean) * inv_std_dev * scale + bias
+
+    The variance is the biased one (divided by the element count). `kind`
+    says how `scale` and the optional `bias` apply:
+
+    - `layer` (ONNX LayerNormalization): they broadcast unidirectionally to
+      the input's shape (usually the shape of dimensions `axis` ..);
+    - `instance` (ONNX InstanceNormalization): `axis` is 2 and they have
+      shape (C), one value per channel (dimension 1).
+
+    One op serves both because both normalize by statistics over trailing
+    dimensions and differ only in where the affine parameters apply; the
+    lowering shares the reduction. (`weft.batch_norm`, which takes its
+    statistics as operands, is a different computation.)
+
+    `mean` and `inv_std_dev` have the input's shape with dimensions `axis`
+    .. set to 1 (ONNX LayerNormalization's optional outputs); their element
+    type, also the type the statistics are computed in, is `stash_type`
+    when given, else the input's.
+
+    ```mlir
+    %y, %mean, %inv = weft.normalize layer %x, %gamma, %beta axis 2
+           epsilon 1.0e-05 {stash_type = f32}
+           : (tensor<?x128x768xf16>, tensor<768xf16>, tensor<768xf16>)
+           -> (tensor<?x128x768xf16>, tensor<?x128x1xf32>,
+               tensor<?x128x1xf32>)
+    ```
+
+    **Constraints:**
+    - `axis` is in [0, rank) of `input`;
+    - `layer`: `scale` and `bias` broadcast unidirectionally to the input's
+      shape;
+    - `instance`: the input has rank >= 3, `axis` is 2, and `scale` and
+      `bias` have shape (C);
+    - `scale` and `bias` have the input's element type;
+    - `result` has the input's type; `mean` and `inv_std_dev` the shape
+      above and the element type `stash_type` (or the input's).
+  }];
+  let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$scale,
+                       Optional<Weft_FloatTensor>:$bias, Weft_NormKind:$kind,
+                       I64Attr:$axis, F64Attr:$epsilon,
+                       OptionalAttr<TypeAttrOf<AnyFloat>>:$stash_type);
+  let results = (outs Weft_FloatTensor:$result, Weft_FloatTensor:$mean,
+                      Weft_FloatTensor:$inv_std_dev);
+  let assemblyFormat = [{
+    $kind $input `,` $scale (`,` $bias^)? `axis` $axis `epsilon` $epsilon
+    attr-dict `:` functional-type(operands, results)
+  }];
+}
 
 #endif // WEFT_DIALECT_WEFT_CONVPOOLNORMOPS_TD

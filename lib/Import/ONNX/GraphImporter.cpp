@@ -11,6 +11,8 @@
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <onnx/defs/schema.h>
+
 #include <cstring>
 #include <map>
 
@@ -18,9 +20,27 @@ using namespace mlir;
 using namespace mlir::weft;
 using namespace mlir::weft::onnx_import;
 
-/// Opsets of the default domain that weft imports.
+/// Opsets of the default domain that weft imports. Models of older opsets
+/// import too when every operator they use is defined as at kMinOpset (see
+/// isUnchangedSinceOldOpset).
 static constexpr int64_t kMinOpset = 7;
 static constexpr int64_t kMaxOpset = 22;
+
+/// True when ONNX defines `opType` at `opset` (< kMinOpset) exactly as at
+/// kMinOpset, i.e. both opsets select the same schema version; the op then
+/// imports with its opset-7 handling.
+static bool isUnchangedSinceOldOpset(const std::string &opType,
+                                     int64_t opset) {
+  try {
+    const onnx::OpSchema *old =
+        onnx::OpSchemaRegistry::Schema(opType, static_cast<int>(opset), "");
+    const onnx::OpSchema *base =
+        onnx::OpSchemaRegistry::Schema(opType, kMinOpset, "");
+    return old && base && old->SinceVersion() == base->SinceVersion();
+  } catch (...) {
+    return false;
+  }
+}
 
 static bool isDefaultDomain(StringRef domain) {
   return domain.empty() || domain == "ai.onnx";
@@ -74,11 +94,12 @@ LogicalResult GraphImporter::checkOpsetsAndDomains() {
     return mlir::emitError(loc)
            << "model declares no opset for the default ONNX domain "
               "(opset_import has no entry for domain '')";
-  if (opset < kMinOpset || opset > kMaxOpset)
+  if (opset < 1 || opset > kMaxOpset)
     return mlir::emitError(loc)
            << "model uses opset " << opset
            << " of the default ONNX domain; weft supports opsets "
-           << kMinOpset << " to " << kMaxOpset;
+           << kMinOpset << " to " << kMaxOpset
+           << " (and older ones for operators unchanged since)";
   return success();
 }
 
@@ -107,11 +128,20 @@ LogicalResult GraphImporter::checkNodesSupported() {
                          "' is not declared in opset_import and not "
                          "supported";
     } else if (const OpImportSpec *spec = registry.lookup(node.op_type())) {
-      if (spec->sinceOpset <= opset)
+      if (opset < kMinOpset && !isUnchangedSinceOldOpset(key, opset)) {
+        reason = "its opset-" + std::to_string(opset) +
+                 " definition differs from opset " +
+                 std::to_string(kMinOpset) + "'s; weft supports opsets " +
+                 std::to_string(kMinOpset) + " to " +
+                 std::to_string(kMaxOpset) +
+                 " (convert the model with onnx.version_converter)";
+      } else if (spec->sinceOpset <= std::max(opset, kMinOpset)) {
         continue;
-      reason = "not an operator of opset " + std::to_string(opset) +
-               " (introduced in opset " + std::to_string(spec->sinceOpset) +
-               ")";
+      } else {
+        reason = "not an operator of opset " + std::to_string(opset) +
+                 " (introduced in opset " +
+                 std::to_string(spec->sinceOpset) + ")";
+      }
     }
     Unsupported &entry = unsupported[key];
     if (entry.count++ == 0) {
@@ -452,7 +482,9 @@ LogicalResult GraphImporter::importNodes() {
     }
     Location loc = getNodeLoc(node);
     builder.setInsertionPointToEnd(&function.getBody().front());
-    NodeImporter importer(*this, node, opset, loc, builder);
+    // Older models only get here with ops defined as at kMinOpset.
+    NodeImporter importer(*this, node, std::max(opset, kMinOpset), loc,
+                          builder);
     if (failed(registry.lookup(node.op_type())->import(importer)))
       return failure();
     for (const std::string &output : node.output())

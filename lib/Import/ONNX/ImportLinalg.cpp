@@ -1,14 +1,183 @@
-//===- ImportLinalg.cpp - Import of ONNX Linalg ops -----------------------===//
+//===- ImportLinalg.cpp - Import of ONNX MatMul, Gemm and Einsum ----------===//
 //
-// (Filled in by the op family's author.)
+// Maps the ONNX matrix products to weft.matmul and Einsum to weft.einsum.
 //
 //===----------------------------------------------------------------------===//
 
 #include "NodeImporter.h"
 
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
+
+#include <charconv>
+#include <cstdlib>
+
 using namespace mlir;
 using namespace mlir::weft;
 using namespace mlir::weft::onnx_import;
 
+/// Builds an OpTy whose result types come from its own inference. What the
+/// op rejects (inference or verifier) is reported as an error on the node:
+/// the ODS builders that infer types would abort instead.
+template <typename OpTy>
+static FailureOr<OpTy> buildChecked(NodeImporter &node, ValueRange operands,
+                                    ArrayRef<NamedAttribute> attrs) {
+  MLIRContext *context = node.getContext();
+  std::string message;
+  OpTy op;
+  {
+    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+      if (message.empty())
+        message = diag.str();
+      return success();
+    });
+    typename OpTy::Properties properties;
+    OperationName(OpTy::getOperationName(), context)
+        .populateDefaultProperties(&properties);
+    DictionaryAttr dict = DictionaryAttr::get(context, attrs);
+    SmallVector<Type> types;
+    if (succeeded(OpTy::setPropertiesFromAttr(
+            properties, dict,
+            [&] { return mlir::emitError(node.getLoc()); })) &&
+        succeeded(OpTy::inferReturnTypes(
+            context, node.getLoc(),
+            typename OpTy::Adaptor(operands, dict, properties), types))) {
+      op = OpTy::create(node.getBuilder(), node.getLoc(), types, operands,
+                        properties);
+      if (failed(mlir::verify(op))) {
+        op->erase();
+        op = nullptr;
+      }
+    }
+  }
+  if (!op)
+    return node.emitError() << message;
+  return op;
+}
+
+/// ONNX float attributes are single precision; returns the shortest decimal
+/// that rounds to the same float (0.001, not 0.0010000000474974513), so the
+/// IR reads as the model was written and rounds back to the same float.
+static double toShortestDecimal(double value) {
+  char text[32];
+  std::to_chars_result end =
+      std::to_chars(text, text + sizeof(text) - 1, static_cast<float>(value));
+  *end.ptr = '\0';
+  return std::strtod(text, nullptr);
+}
+
+/// Reports the first of inputs 0 .. count-1 that is omitted.
+static LogicalResult requireInputs(NodeImporter &node, unsigned count) {
+  for (unsigned i = 0; i < count; ++i)
+    if (!node.hasInput(i))
+      return node.emitError() << "input " << i << " is required";
+  return success();
+}
+
+/// MatMul (opsets 1, 9, 13): numpy matmul.
+static LogicalResult importMatMul(NodeImporter &node) {
+  if (failed(node.checkKnownAttrs({})) || failed(requireInputs(node, 2)))
+    return failure();
+  FailureOr<MatmulOp> op =
+      buildChecked<MatmulOp>(node, {node.getInput(0), node.getInput(1)}, {});
+  if (failed(op))
+    return failure();
+  node.setOutput(0, op->getResult());
+  return success();
+}
+
+/// Gemm (opsets 1, 6, 7, 9, 11, 13): alpha * op(A) @ op(B) + beta * C on
+/// matrices. C is optional from opset 11; before opset 7 the `broadcast`
+/// attribute allows C to broadcast (unidirectional broadcasting is always
+/// allowed from 7, and weft's bias always broadcasts).
+static LogicalResult importGemm(NodeImporter &node) {
+  SmallVector<StringRef> known = {"alpha", "beta", "transA", "transB"};
+  if (node.getOpset() < 7)
+    known.push_back("broadcast");
+  if (failed(node.checkKnownAttrs(known)) || failed(requireInputs(node, 2)))
+    return failure();
+  FailureOr<double> alpha = node.getFloat("alpha", 1.0);
+  FailureOr<double> beta = node.getFloat("beta", 1.0);
+  FailureOr<int64_t> transA = node.getInt("transA", 0);
+  FailureOr<int64_t> transB = node.getInt("transB", 0);
+  FailureOr<int64_t> broadcast = node.getInt("broadcast", 0);
+  if (failed(alpha) || failed(beta) || failed(transA) || failed(transB) ||
+      failed(broadcast))
+    return failure();
+  bool hasC = node.hasInput(2);
+  if (!hasC && node.getOpset() < 11)
+    return node.emitError() << "input C is required before opset 11";
+  for (unsigned i = 0; i < 2; ++i)
+    if (node.getInputType(i).getRank() != 2)
+      return node.emitError()
+             << "input " << (i == 0 ? "A" : "B") << " must be a matrix, got "
+             << node.getInputType(i);
+  if (hasC) {
+    RankedTensorType cType = node.getInputType(2);
+    if (cType.getRank() > 2)
+      return node.emitError() << "input C must have rank <= 2, got " << cType;
+    if (node.getOpset() < 7 && *broadcast == 0 && cType.getRank() != 2)
+      return node.emitError() << "input C must be a matrix when broadcast "
+                                 "is 0, got "
+                              << cType;
+  }
+
+  Builder &b = node.getBuilder();
+  SmallVector<NamedAttribute> attrs;
+  if (*transA)
+    attrs.push_back(b.getNamedAttr("transpose_a", b.getUnitAttr()));
+  if (*transB)
+    attrs.push_back(b.getNamedAttr("transpose_b", b.getUnitAttr()));
+  if (*alpha != 1.0)
+    attrs.push_back(
+        b.getNamedAttr("alpha", b.getF64FloatAttr(toShortestDecimal(*alpha))));
+  if (hasC && *beta != 1.0)
+    attrs.push_back(
+        b.getNamedAttr("beta", b.getF64FloatAttr(toShortestDecimal(*beta))));
+  SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
+  if (hasC)
+    operands.push_back(node.getInput(2));
+  FailureOr<MatmulOp> op = buildChecked<MatmulOp>(node, operands, attrs);
+  if (failed(op))
+    return failure();
+  node.setOutput(0, op->getResult());
+  return success();
+}
+
+/// Einsum (opset 12): the equation is validated by weft.einsum and stored in
+/// explicit form.
+static LogicalResult importEinsum(NodeImporter &node) {
+  if (failed(node.checkKnownAttrs({"equation"})))
+    return failure();
+  FailureOr<std::string> equation = node.getString("equation");
+  if (failed(equation))
+    return failure();
+  SmallVector<Value> operands;
+  SmallVector<int64_t> ranks;
+  if (failed(requireInputs(node, node.getNumInputs())))
+    return failure();
+  for (unsigned i = 0, e = node.getNumInputs(); i < e; ++i) {
+    operands.push_back(node.getInput(i));
+    ranks.push_back(node.getInputType(i).getRank());
+  }
+  // A bad equation keeps its text so that the op's diagnostic names it.
+  std::string text = *equation;
+  if (FailureOr<EinsumOp::Equation> parsed =
+          EinsumOp::parseEquation(text, ranks, std::nullopt);
+      succeeded(parsed))
+    text = EinsumOp::printEquation(*parsed);
+  Builder &b = node.getBuilder();
+  FailureOr<EinsumOp> op = buildChecked<EinsumOp>(
+      node, operands, {b.getNamedAttr("equation", b.getStringAttr(text))});
+  if (failed(op))
+    return failure();
+  node.setOutput(0, op->getResult());
+  return success();
+}
+
 void mlir::weft::onnx_import::registerLinalgImporters(
-    OpImportRegistry &registry) {}
+    OpImportRegistry &registry) {
+  registry.add("MatMul", {1, 2, 2, 1, 1, importMatMul});
+  registry.add("Gemm", {1, 2, 3, 1, 1, importGemm});
+  registry.add("Einsum", {12, 1, -1, 1, 1, importEinsum});
+}
