@@ -11,6 +11,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Support/FileUtilities.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/TypeSwitch.h"
 #include "llvm/Support/Format.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -24,24 +25,31 @@ namespace mlir::weft {
 using namespace mlir;
 using namespace mlir::weft;
 
-/// The histogram key of an op: its name, plus the variant for ops that carry
-/// a `kind` attribute (weft.unary(relu), weft.reduce(mean), ...).
+/// The histogram key of an op: its name, plus the variant for ops that come
+/// in kinds (weft.unary(relu), weft.reduce(mean), ...).
 static std::string getOpKey(Operation *op) {
-  std::string key = op->getName().getStringRef().str();
-  if (Attribute kind = op->getAttr("kind")) {
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    if (auto str = dyn_cast<StringAttr>(kind))
-      os << str.getValue();
-    else
-      kind.print(os);
-    // Enum attributes print as `#weft<kind name>` or a bare integer; keep the
-    // last word, which is the variant's name.
-    StringRef word = StringRef(text).rtrim(">");
-    word = word.substr(word.find_last_of(" <") + 1);
-    key += "(" + word.str() + ")";
-  }
-  return key;
+  std::string name = op->getName().getStringRef().str();
+  std::string kind = llvm::TypeSwitch<Operation *, std::string>(op)
+                         .Case([](UnaryOp u) {
+                           return stringifyUnaryKind(u.getKind()).str();
+                         })
+                         .Case([](BinaryOp b) {
+                           return stringifyBinaryKind(b.getKind()).str();
+                         })
+                         .Case([](ReduceOp r) {
+                           return stringifyReduceKind(r.getKind()).str();
+                         })
+                         .Case([](ArgReduceOp r) {
+                           return stringifyArgReduceKind(r.getKind()).str();
+                         })
+                         .Case([](PoolOp p) {
+                           return stringifyPoolKind(p.getKind()).str();
+                         })
+                         .Case([](NormalizeOp n) {
+                           return stringifyNormKind(n.getKind()).str();
+                         })
+                         .Default([](Operation *) { return std::string(); });
+  return kind.empty() ? name : name + "(" + kind + ")";
 }
 
 static void printType(llvm::raw_ostream &os, Type type) { type.print(os); }
