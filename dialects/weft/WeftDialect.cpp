@@ -48,7 +48,7 @@ struct RefineInferredResultTypes : public RewritePattern {
 
   LogicalResult matchAndRewrite(Operation *op,
                                 PatternRewriter &rewriter) const override {
-    if (!isa<WeftDialect>(op->getDialect()))
+    if (!isa_and_present<WeftDialect>(op->getDialect()))
       return failure();
     auto infer = dyn_cast<InferTypeOpInterface>(op);
     if (!infer)
@@ -88,7 +88,7 @@ struct RefineInferredResultTypes : public RewritePattern {
       // Users outside the dialect may require the exact old type.
       SmallVector<OpOperand *> foreignUses;
       for (OpOperand &use : result.getUses())
-        if (!isa<WeftDialect>(use.getOwner()->getDialect()))
+        if (!isa_and_present<WeftDialect>(use.getOwner()->getDialect()))
           foreignUses.push_back(&use);
       rewriter.modifyOpInPlace(op, [&] { result.setType(newType); });
       if (!foreignUses.empty()) {
@@ -100,7 +100,7 @@ struct RefineInferredResultTypes : public RewritePattern {
       }
       // Weft users can now infer more static types too: revisit them.
       for (Operation *user : result.getUsers())
-        if (isa<WeftDialect>(user->getDialect()))
+        if (isa_and_present<WeftDialect>(user->getDialect()))
           rewriter.modifyOpInPlace(user, [] {});
     }
     return success();
