@@ -1,4 +1,5 @@
-//===- GraphImporter.cpp - Import of one ONNX graph ------------------------===//
+//===- GraphImporter.cpp - Import of one ONNX graph
+//------------------------===//
 //
 // Checks a graph's opsets, domains, op types and arities before any op is
 // built, then imports inputs, initializers and nodes in order.
@@ -7,6 +8,7 @@
 
 #include "GraphImporter.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -29,8 +31,7 @@ static constexpr int64_t kMaxOpset = 22;
 /// True when ONNX defines `opType` at `opset` (< kMinOpset) exactly as at
 /// kMinOpset, i.e. both opsets select the same schema version; the op then
 /// imports with its opset-7 handling.
-static bool isUnchangedSinceOldOpset(const std::string &opType,
-                                     int64_t opset) {
+static bool isUnchangedSinceOldOpset(const std::string &opType, int64_t opset) {
   try {
     const onnx::OpSchema *old =
         onnx::OpSchemaRegistry::Schema(opType, static_cast<int>(opset), "");
@@ -97,8 +98,8 @@ LogicalResult GraphImporter::checkOpsetsAndDomains() {
   if (opset < 1 || opset > kMaxOpset)
     return mlir::emitError(loc)
            << "model uses opset " << opset
-           << " of the default ONNX domain; weft supports opsets "
-           << kMinOpset << " to " << kMaxOpset
+           << " of the default ONNX domain; weft supports opsets " << kMinOpset
+           << " to " << kMaxOpset
            << " (and older ones for operators unchanged since)";
   return success();
 }
@@ -110,8 +111,7 @@ LogicalResult GraphImporter::checkNodesSupported() {
     const onnx::NodeProto *first = nullptr;
     std::string reason;
   };
-  llvm::MapVector<std::string, Unsupported,
-                  std::map<std::string, unsigned>>
+  llvm::MapVector<std::string, Unsupported, std::map<std::string, unsigned>>
       unsupported;
   llvm::StringSet<> declaredDomains;
   for (const onnx::OperatorSetIdProto &id : model.opset_import())
@@ -130,17 +130,16 @@ LogicalResult GraphImporter::checkNodesSupported() {
     } else if (const OpImportSpec *spec = registry.lookup(node.op_type())) {
       if (opset < kMinOpset && !isUnchangedSinceOldOpset(key, opset)) {
         reason = "its opset-" + std::to_string(opset) +
-                 " definition differs from opset " +
-                 std::to_string(kMinOpset) + "'s; weft supports opsets " +
-                 std::to_string(kMinOpset) + " to " +
-                 std::to_string(kMaxOpset) +
+                 " definition differs from opset " + std::to_string(kMinOpset) +
+                 "'s; weft supports opsets " + std::to_string(kMinOpset) +
+                 " to " + std::to_string(kMaxOpset) +
                  " (convert the model with onnx.version_converter)";
       } else if (spec->sinceOpset <= std::max(opset, kMinOpset)) {
         continue;
       } else {
         reason = "not an operator of opset " + std::to_string(opset) +
-                 " (introduced in opset " +
-                 std::to_string(spec->sinceOpset) + ")";
+                 " (introduced in opset " + std::to_string(spec->sinceOpset) +
+                 ")";
       }
     }
     Unsupported &entry = unsupported[key];
@@ -152,9 +151,8 @@ LogicalResult GraphImporter::checkNodesSupported() {
   if (!unsupported.empty()) {
     InFlightDiagnostic diag =
         mlir::emitError(FileLineColLoc::get(context, source.path, 0, 0));
-    diag << "model uses " << unsupported.size()
-         << " unsupported operator type" << (unsupported.size() > 1 ? "s" : "")
-         << ":";
+    diag << "model uses " << unsupported.size() << " unsupported operator type"
+         << (unsupported.size() > 1 ? "s" : "") << ":";
     for (auto &[key, entry] : unsupported) {
       diag << "\n  " << key << ": " << entry.count << " node"
            << (entry.count > 1 ? "s" : "") << ", first "
@@ -313,8 +311,7 @@ LogicalResult GraphImporter::createFunction(ModuleOp module) {
       list += (list.empty() ? "" : ", ") + name;
     return mlir::emitError(FileLineColLoc::get(context, source.path, 0, 0))
            << "--input-shape names '" << entry.getKey()
-           << "', which is not an input of the model (inputs: " << list
-           << ")";
+           << "', which is not an input of the model (inputs: " << list << ")";
   }
 
   builder.setInsertionPointToEnd(module.getBody());
@@ -343,8 +340,7 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
   };
   Type elementType = convertOnnxDataType(context, tensor.data_type());
   if (!elementType)
-    return emitErr() << "data type "
-                     << getOnnxDataTypeName(tensor.data_type())
+    return emitErr() << "data type " << getOnnxDataTypeName(tensor.data_type())
                      << " is not supported (supported: FLOAT, FLOAT16, "
                         "BFLOAT16, DOUBLE, BOOL, INT8, UINT8, INT32, INT64)";
   SmallVector<int64_t> shape;
@@ -382,8 +378,7 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
         location.resolvedPath, location.range.size, location.range.offset,
         /*IsVolatile=*/false);
     if (!buffer)
-      return emitErr() << "cannot read external data '"
-                       << location.relativePath
+      return emitErr() << "cannot read external data '" << location.relativePath
                        << "': " << buffer.getError().message();
     StringRef bytes = (*buffer)->getBuffer();
     if (inlineIt) {
@@ -398,9 +393,9 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
         return failure();
       return finish(ConstantOp::create(builder, loc, *value));
     }
-    return finish(WeightOp::create(
-        builder, loc, type, tensor.name(), location.relativePath,
-        location.range.offset, location.range.size, checksumHex(bytes)));
+    return finish(WeightOp::create(builder, loc, type, tensor.name(),
+                                   location.relativePath, location.range.offset,
+                                   location.range.size, checksumHex(bytes)));
   }
 
   // Data inside the model file: refer to it in place when it is large and
@@ -425,8 +420,7 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
         tensor.data_type() != onnx::TensorProto::BOOL)
       return finish(WeightOp::create(builder, loc, type, tensor.name(),
                                      source.fileName, inFile->second.offset,
-                                     inFile->second.size,
-                                     checksumHex(bytes)));
+                                     inFile->second.size, checksumHex(bytes)));
   }
   FailureOr<DenseElementsAttr> value =
       convertTensorProto(context, tensor, emitErr);
@@ -538,7 +532,8 @@ LogicalResult GraphImporter::createReturn() {
           return mlir::emitError(loc)
                  << "graph output '" << output.name()
                  << "' is declared with shape " << formatShape(declaredShape)
-                 << " but the graph computes " << formatShape(actual.getShape());
+                 << " but the graph computes "
+                 << formatShape(actual.getShape());
         }
       }
     }
@@ -563,6 +558,12 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
   if (failed(createFunction(module)) || failed(importNodes()) ||
       failed(createReturn()))
     return failure();
+  // Folding during import leaves constants (and unused nodes' results)
+  // behind; drop what nothing uses, last first so chains go too.
+  Block &body = function.getBody().front();
+  for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
+    if (isOpTriviallyDead(&op))
+      op.erase();
   module->setAttr("weft.opset", builder.getI64IntegerAttr(opset));
   if (!source.directory.empty())
     module->setAttr("weft.weights_dir",

@@ -19,45 +19,6 @@ using namespace mlir;
 using namespace mlir::weft;
 using namespace mlir::weft::onnx_import;
 
-/// Builds an OpTy whose result types come from its own inference. What the
-/// op rejects (inference or verifier) is reported as an error on the node:
-/// the ODS builders that infer types would abort instead.
-template <typename OpTy>
-static FailureOr<OpTy> buildChecked(NodeImporter &node, ValueRange operands,
-                                    ArrayRef<NamedAttribute> attrs) {
-  MLIRContext *context = node.getContext();
-  std::string message;
-  OpTy op;
-  {
-    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
-      if (message.empty())
-        message = diag.str();
-      return success();
-    });
-    typename OpTy::Properties properties;
-    OperationName(OpTy::getOperationName(), context)
-        .populateDefaultProperties(&properties);
-    DictionaryAttr dict = DictionaryAttr::get(context, attrs);
-    SmallVector<Type> types;
-    if (succeeded(OpTy::setPropertiesFromAttr(
-            properties, dict,
-            [&] { return mlir::emitError(node.getLoc()); })) &&
-        succeeded(OpTy::inferReturnTypes(
-            context, node.getLoc(),
-            typename OpTy::Adaptor(operands, dict, properties), types))) {
-      op = OpTy::create(node.getBuilder(), node.getLoc(), types, operands,
-                        properties);
-      if (failed(mlir::verify(op))) {
-        op->erase();
-        op = nullptr;
-      }
-    }
-  }
-  if (!op)
-    return node.emitError() << message;
-  return op;
-}
-
 /// ONNX float attributes are single precision; returns the shortest decimal
 /// that rounds to the same float (0.001, not 0.0010000000474974513), so the
 /// IR reads as the model was written and rounds back to the same float.
@@ -236,7 +197,7 @@ static LogicalResult importConv(NodeImporter &node) {
   SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
   if (node.hasInput(2))
     operands.push_back(node.getInput(2));
-  FailureOr<ConvOp> op = buildChecked<ConvOp>(node, operands, attrs);
+  FailureOr<ConvOp> op = node.buildChecked<ConvOp>(operands, attrs);
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
@@ -298,7 +259,7 @@ static LogicalResult importPool(NodeImporter &node, PoolKind kind) {
     attrs.push_back(b.getNamedAttr("ceil_mode", b.getUnitAttr()));
   if (*countIncludePad)
     attrs.push_back(b.getNamedAttr("count_include_pad", b.getUnitAttr()));
-  FailureOr<PoolOp> op = buildChecked<PoolOp>(node, node.getInput(0), attrs);
+  FailureOr<PoolOp> op = node.buildChecked<PoolOp>(node.getInput(0), attrs);
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
@@ -369,10 +330,9 @@ static LogicalResult importBatchNorm(NodeImporter &node) {
   SmallVector<Value> operands;
   for (unsigned i = 0; i < 5; ++i)
     operands.push_back(node.getInput(i));
-  FailureOr<BatchNormOp> op = buildChecked<BatchNormOp>(
-      node, operands,
-      {b.getNamedAttr("epsilon",
-                      b.getF64FloatAttr(toShortestDecimal(*epsilon)))});
+  FailureOr<BatchNormOp> op = node.buildChecked<BatchNormOp>(
+      operands, {b.getNamedAttr("epsilon", b.getF64FloatAttr(
+                                               toShortestDecimal(*epsilon)))});
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
@@ -415,7 +375,7 @@ static LogicalResult importLayerNorm(NodeImporter &node) {
   SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
   if (node.hasInput(2))
     operands.push_back(node.getInput(2));
-  FailureOr<NormalizeOp> op = buildChecked<NormalizeOp>(node, operands, attrs);
+  FailureOr<NormalizeOp> op = node.buildChecked<NormalizeOp>(operands, attrs);
   if (failed(op))
     return failure();
   for (unsigned i = 0; i < 3; ++i)
@@ -442,8 +402,8 @@ static LogicalResult importInstanceNorm(NodeImporter &node) {
       b.getNamedAttr("axis", b.getI64IntegerAttr(2)),
       b.getNamedAttr("epsilon",
                      b.getF64FloatAttr(toShortestDecimal(*epsilon)))};
-  FailureOr<NormalizeOp> op = buildChecked<NormalizeOp>(
-      node, {node.getInput(0), node.getInput(1), node.getInput(2)}, attrs);
+  FailureOr<NormalizeOp> op = node.buildChecked<NormalizeOp>(
+      {node.getInput(0), node.getInput(1), node.getInput(2)}, attrs);
   if (failed(op))
     return failure();
   node.setOutput(0, (*op)->getResult(0));

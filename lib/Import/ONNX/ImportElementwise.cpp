@@ -23,27 +23,14 @@ using namespace mlir::weft::onnx_import;
 /// first here and its message is reported as an error of the node.
 template <typename OpTy, typename... Args>
 static FailureOr<Value> build(NodeImporter &node, Args &&...args) {
-  MLIRContext *context = node.getContext();
   OperationState state(node.getLoc(), OpTy::getOperationName());
   OpTy::build(node.getBuilder(), state, Type(), args...);
-  SmallVector<Type, 1> types;
-  std::string message;
-  LogicalResult inferred = failure();
-  {
-    // Captures inference's message so that it is reported as the node's.
-    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
-      if (message.empty())
-        message = diag.str();
-      return success();
-    });
-    inferred =
-        OpTy::inferReturnTypes(context, node.getLoc(), state.operands,
-                               state.attributes.getDictionary(context),
-                               state.getRawProperties(), state.regions, types);
-  }
-  if (failed(inferred) || types.size() != 1)
-    return node.emitError() << (message.empty() ? "invalid operands" : message);
-  return node.create<OpTy>(types.front(), std::forward<Args>(args)...);
+  FailureOr<SmallVector<Type>> types = node.inferResultTypes<OpTy>(
+      state.operands,
+      *state.getRawProperties().template as<typename OpTy::Properties *>());
+  if (failed(types))
+    return failure();
+  return node.create<OpTy>(types->front(), std::forward<Args>(args)...);
 }
 
 /// Checks that the first `count` inputs are present: ONNX marks omitted

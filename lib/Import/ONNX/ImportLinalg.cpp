@@ -16,45 +16,6 @@ using namespace mlir;
 using namespace mlir::weft;
 using namespace mlir::weft::onnx_import;
 
-/// Builds an OpTy whose result types come from its own inference. What the
-/// op rejects (inference or verifier) is reported as an error on the node:
-/// the ODS builders that infer types would abort instead.
-template <typename OpTy>
-static FailureOr<OpTy> buildChecked(NodeImporter &node, ValueRange operands,
-                                    ArrayRef<NamedAttribute> attrs) {
-  MLIRContext *context = node.getContext();
-  std::string message;
-  OpTy op;
-  {
-    ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
-      if (message.empty())
-        message = diag.str();
-      return success();
-    });
-    typename OpTy::Properties properties;
-    OperationName(OpTy::getOperationName(), context)
-        .populateDefaultProperties(&properties);
-    DictionaryAttr dict = DictionaryAttr::get(context, attrs);
-    SmallVector<Type> types;
-    if (succeeded(OpTy::setPropertiesFromAttr(
-            properties, dict,
-            [&] { return mlir::emitError(node.getLoc()); })) &&
-        succeeded(OpTy::inferReturnTypes(
-            context, node.getLoc(),
-            typename OpTy::Adaptor(operands, dict, properties), types))) {
-      op = OpTy::create(node.getBuilder(), node.getLoc(), types, operands,
-                        properties);
-      if (failed(mlir::verify(op))) {
-        op->erase();
-        op = nullptr;
-      }
-    }
-  }
-  if (!op)
-    return node.emitError() << message;
-  return op;
-}
-
 /// ONNX float attributes are single precision; returns the shortest decimal
 /// that rounds to the same float (0.001, not 0.0010000000474974513), so the
 /// IR reads as the model was written and rounds back to the same float.
@@ -79,7 +40,7 @@ static LogicalResult importMatMul(NodeImporter &node) {
   if (failed(node.checkKnownAttrs({})) || failed(requireInputs(node, 2)))
     return failure();
   FailureOr<MatmulOp> op =
-      buildChecked<MatmulOp>(node, {node.getInput(0), node.getInput(1)}, {});
+      node.buildChecked<MatmulOp>({node.getInput(0), node.getInput(1)}, {});
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
@@ -137,7 +98,7 @@ static LogicalResult importGemm(NodeImporter &node) {
   SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
   if (hasC)
     operands.push_back(node.getInput(2));
-  FailureOr<MatmulOp> op = buildChecked<MatmulOp>(node, operands, attrs);
+  FailureOr<MatmulOp> op = node.buildChecked<MatmulOp>(operands, attrs);
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
@@ -167,8 +128,8 @@ static LogicalResult importEinsum(NodeImporter &node) {
       succeeded(parsed))
     text = EinsumOp::printEquation(*parsed);
   Builder &b = node.getBuilder();
-  FailureOr<EinsumOp> op = buildChecked<EinsumOp>(
-      node, operands, {b.getNamedAttr("equation", b.getStringAttr(text))});
+  FailureOr<EinsumOp> op = node.buildChecked<EinsumOp>(
+      operands, {b.getNamedAttr("equation", b.getStringAttr(text))});
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());

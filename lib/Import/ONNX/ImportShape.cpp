@@ -28,24 +28,13 @@ template <typename OpTy>
 static FailureOr<SmallVector<Value>>
 build(NodeImporter &node, ValueRange operands,
       const typename OpTy::Properties &props) {
-  MLIRContext *context = node.getContext();
-  typename OpTy::Adaptor adaptor(operands, DictionaryAttr::get(context), props);
-  SmallVector<Type> types;
-  std::string message;
-  LogicalResult inferred = failure();
-  {
-    ScopedDiagnosticHandler handler(context, [&](Diagnostic &diag) {
-      if (message.empty())
-        message = diag.str();
-      return success();
-    });
-    inferred = OpTy::inferReturnTypes(context, node.getLoc(), adaptor, types);
-  }
-  if (failed(inferred))
-    return node.emitError() << (message.empty() ? "invalid operands" : message);
+  FailureOr<SmallVector<Type>> types =
+      node.inferResultTypes<OpTy>(operands, props);
+  if (failed(types))
+    return failure();
   SmallVector<Value> results;
-  node.getBuilder().createOrFold<OpTy>(results, node.getLoc(), TypeRange(types),
-                                       operands, props);
+  node.getBuilder().createOrFold<OpTy>(results, node.getLoc(),
+                                       TypeRange(*types), operands, props);
   return results;
 }
 

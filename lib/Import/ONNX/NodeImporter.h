@@ -13,6 +13,8 @@
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Verifier.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <onnx/onnx_pb.h>
@@ -28,8 +30,8 @@ class GraphImporter;
 /// reports a diagnostic that names the node and returns failure.
 class NodeImporter {
 public:
-  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node,
-               int64_t opset, Location loc, OpBuilder &builder);
+  NodeImporter(GraphImporter &graph, const onnx::NodeProto &node, int64_t opset,
+               Location loc, OpBuilder &builder);
 
   const onnx::NodeProto &getNode() const { return node; }
   StringRef getOpType() const { return node.op_type(); }
@@ -81,8 +83,7 @@ public:
   FailureOr<std::string> getString(StringRef name,
                                    std::optional<StringRef> defaultValue = {});
   FailureOr<SmallVector<int64_t>>
-  getInts(StringRef name,
-          std::optional<ArrayRef<int64_t>> defaultValue = {});
+  getInts(StringRef name, std::optional<ArrayRef<int64_t>> defaultValue = {});
   FailureOr<SmallVector<double>>
   getFloats(StringRef name, std::optional<ArrayRef<double>> defaultValue = {});
   /// A tensor attribute, converted to a dense attribute.
@@ -98,15 +99,75 @@ public:
   /// Creates an op at the node's location and folds it when its operands are
   /// constants (the dialect's folders decide, not the importer). Returns the
   /// single result.
-  template <typename OpTy, typename... Args>
-  Value create(Args &&...args) {
+  template <typename OpTy, typename... Args> Value create(Args &&...args) {
     return builder.createOrFold<OpTy>(loc, std::forward<Args>(args)...);
   }
   /// Creates an op at the node's location without folding.
-  template <typename OpTy, typename... Args>
-  OpTy createOp(Args &&...args) {
+  template <typename OpTy, typename... Args> OpTy createOp(Args &&...args) {
     return OpTy::create(builder, loc, std::forward<Args>(args)...);
   }
+  /// Runs OpTy's type inference on `operands` and `properties`. On failure,
+  /// reports inference's message as an error of the node. The inferring
+  /// builders that ODS generates abort the process instead, so every op whose
+  /// inference a malformed model can make fail is built through this.
+  template <typename OpTy>
+  FailureOr<SmallVector<Type>>
+  inferResultTypes(ValueRange operands,
+                   const typename OpTy::Properties &properties) {
+    MLIRContext *context = getContext();
+    SmallVector<Type> types;
+    std::string message;
+    LogicalResult inferred = failure();
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+        if (message.empty())
+          message = diag.str();
+        return success();
+      });
+      typename OpTy::Adaptor adaptor(operands, DictionaryAttr::get(context),
+                                     properties);
+      inferred = OpTy::inferReturnTypes(context, loc, adaptor, types);
+    }
+    if (failed(inferred))
+      return emitError() << (message.empty() ? "invalid operands" : message);
+    return types;
+  }
+
+  /// Builds an OpTy from operands and inherent attributes with the result
+  /// types inference gives, reporting failures (of inference, of the
+  /// attributes, of the verifier) as errors of the node.
+  template <typename OpTy>
+  FailureOr<OpTy> buildChecked(ValueRange operands,
+                               ArrayRef<NamedAttribute> attrs) {
+    MLIRContext *context = getContext();
+    typename OpTy::Properties properties;
+    OperationName(OpTy::getOperationName(), context)
+        .populateDefaultProperties(&properties);
+    if (failed(OpTy::setPropertiesFromAttr(properties,
+                                           DictionaryAttr::get(context, attrs),
+                                           [&] { return emitError(); })))
+      return failure();
+    FailureOr<SmallVector<Type>> types =
+        inferResultTypes<OpTy>(operands, properties);
+    if (failed(types))
+      return failure();
+    OpTy op = OpTy::create(builder, loc, *types, operands, properties);
+    std::string message;
+    LogicalResult verified = failure();
+    {
+      ScopedDiagnosticHandler capture(context, [&](Diagnostic &diag) {
+        if (message.empty())
+          message = diag.str();
+        return success();
+      });
+      verified = mlir::verify(op);
+    }
+    if (succeeded(verified))
+      return op;
+    op->erase();
+    return emitError() << message;
+  }
+
   /// A weft.constant holding `value`.
   Value createConstant(DenseElementsAttr value);
   /// A weft.constant of a 1-D i64 tensor.
@@ -160,12 +221,14 @@ private:
 const OpImportRegistry &getOpImportRegistry();
 
 // One registration function per op family, each in its own file.
-void registerCoreImporters(OpImportRegistry &registry);        // ImportCore.cpp
-void registerElementwiseImporters(OpImportRegistry &registry); // ImportElementwise.cpp
-void registerLinalgImporters(OpImportRegistry &registry);      // ImportLinalg.cpp
-void registerConvPoolNormImporters(OpImportRegistry &registry); // ImportConvPoolNorm.cpp
-void registerReduceImporters(OpImportRegistry &registry);      // ImportReduce.cpp
-void registerShapeImporters(OpImportRegistry &registry);       // ImportShape.cpp
+void registerCoreImporters(OpImportRegistry &registry); // ImportCore.cpp
+void registerElementwiseImporters(
+    OpImportRegistry &registry); // ImportElementwise.cpp
+void registerLinalgImporters(OpImportRegistry &registry); // ImportLinalg.cpp
+void registerConvPoolNormImporters(
+    OpImportRegistry &registry); // ImportConvPoolNorm.cpp
+void registerReduceImporters(OpImportRegistry &registry); // ImportReduce.cpp
+void registerShapeImporters(OpImportRegistry &registry);  // ImportShape.cpp
 
 /// Converts an ONNX data type to an MLIR element type; null when weft does
 /// not support it.
