@@ -191,6 +191,13 @@ LogicalResult GraphImporter::checkNodesSupported() {
         failed(checkCount(node.output_size(), spec->minOutputs,
                           spec->maxOutputs, "outputs")))
       return failure();
+    // ONNX never lets a required input (one of the first minInputs) be
+    // omitted; handlers read their types without checking.
+    for (int i = 0, e = std::min(spec->minInputs, node.input_size()); i < e;
+         ++i)
+      if (node.input(i).empty())
+        return emitNodeError(node)
+               << "required input " << i << " is omitted (empty name)";
     for (const onnx::AttributeProto &attr : node.attribute())
       if (attr.type() == onnx::AttributeProto::GRAPH ||
           attr.type() == onnx::AttributeProto::GRAPHS)
