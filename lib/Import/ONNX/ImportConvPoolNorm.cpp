@@ -19,25 +19,6 @@ using namespace mlir;
 using namespace mlir::weft;
 using namespace mlir::weft::onnx_import;
 
-/// ONNX float attributes are single precision; returns the shortest decimal
-/// that rounds to the same float (0.001, not 0.0010000000474974513), so the
-/// IR reads as the model was written and rounds back to the same float.
-static double toShortestDecimal(double value) {
-  char text[32];
-  std::to_chars_result end =
-      std::to_chars(text, text + sizeof(text) - 1, static_cast<float>(value));
-  *end.ptr = '\0';
-  return std::strtod(text, nullptr);
-}
-
-/// Reports the first of inputs 0 .. count-1 that is omitted.
-static LogicalResult requireInputs(NodeImporter &node, unsigned count) {
-  for (unsigned i = 0; i < count; ++i)
-    if (!node.hasInput(i))
-      return node.emitError() << "input " << i << " is required";
-  return success();
-}
-
 /// Reports outputs from `first` on that the node lists: weft computes only
 /// the inference-mode results.
 static LogicalResult refuseOutputs(NodeImporter &node, unsigned first,
@@ -156,7 +137,7 @@ static LogicalResult checkSpatialRank(NodeImporter &node, size_t n) {
 static LogicalResult importConv(NodeImporter &node) {
   if (failed(node.checkKnownAttrs({"auto_pad", "dilations", "group",
                                    "kernel_shape", "pads", "strides"})) ||
-      failed(requireInputs(node, 2)) || failed(checkSpatialRank(node, 0)))
+      failed(node.requireInputs(2)) || failed(checkSpatialRank(node, 0)))
     return failure();
   RankedTensorType xType = node.getInputType(0);
   RankedTensorType wType = node.getInputType(1);
@@ -294,7 +275,7 @@ static LogicalResult importBatchNorm(NodeImporter &node) {
     known.push_back("is_test");
   if (opset >= 14)
     known.push_back("training_mode");
-  if (failed(node.checkKnownAttrs(known)) || failed(requireInputs(node, 5)))
+  if (failed(node.checkKnownAttrs(known)) || failed(node.requireInputs(5)))
     return failure();
   FailureOr<double> epsilon = node.getFloat("epsilon", 1e-5);
   FailureOr<int64_t> spatial = node.getInt("spatial", 1);
@@ -331,8 +312,9 @@ static LogicalResult importBatchNorm(NodeImporter &node) {
   for (unsigned i = 0; i < 5; ++i)
     operands.push_back(node.getInput(i));
   FailureOr<BatchNormOp> op = node.buildChecked<BatchNormOp>(
-      operands, {b.getNamedAttr("epsilon", b.getF64FloatAttr(
-                                               toShortestDecimal(*epsilon)))});
+      operands,
+      {b.getNamedAttr("epsilon",
+                      b.getF64FloatAttr(toShortestFloatDecimal(*epsilon)))});
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
@@ -347,7 +329,7 @@ static LogicalResult importBatchNorm(NodeImporter &node) {
 /// outputs.
 static LogicalResult importLayerNorm(NodeImporter &node) {
   if (failed(node.checkKnownAttrs({"axis", "epsilon", "stash_type"})) ||
-      failed(requireInputs(node, 2)))
+      failed(node.requireInputs(2)))
     return failure();
   FailureOr<int64_t> axis = node.getInt("axis", -1);
   FailureOr<double> epsilon = node.getFloat("epsilon", 1e-5);
@@ -370,7 +352,8 @@ static LogicalResult importLayerNorm(NodeImporter &node) {
                      NormKindAttr::get(b.getContext(), NormKind::layer)),
       b.getNamedAttr("axis",
                      b.getI64IntegerAttr(*axis < 0 ? *axis + rank : *axis)),
-      b.getNamedAttr("epsilon", b.getF64FloatAttr(toShortestDecimal(*epsilon))),
+      b.getNamedAttr("epsilon",
+                     b.getF64FloatAttr(toShortestFloatDecimal(*epsilon))),
       b.getNamedAttr("stash_type", TypeAttr::get(stashType))};
   SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
   if (node.hasInput(2))
@@ -390,7 +373,7 @@ static LogicalResult importInstanceNorm(NodeImporter &node) {
                             << " (with consumed_inputs) is not supported; "
                                "weft supports opset 6 and later";
   if (failed(node.checkKnownAttrs({"epsilon"})) ||
-      failed(requireInputs(node, 3)) || failed(checkSpatialRank(node, 0)))
+      failed(node.requireInputs(3)) || failed(checkSpatialRank(node, 0)))
     return failure();
   FailureOr<double> epsilon = node.getFloat("epsilon", 1e-5);
   if (failed(epsilon))
@@ -401,7 +384,7 @@ static LogicalResult importInstanceNorm(NodeImporter &node) {
                      NormKindAttr::get(b.getContext(), NormKind::instance)),
       b.getNamedAttr("axis", b.getI64IntegerAttr(2)),
       b.getNamedAttr("epsilon",
-                     b.getF64FloatAttr(toShortestDecimal(*epsilon)))};
+                     b.getF64FloatAttr(toShortestFloatDecimal(*epsilon)))};
   FailureOr<NormalizeOp> op = node.buildChecked<NormalizeOp>(
       {node.getInput(0), node.getInput(1), node.getInput(2)}, attrs);
   if (failed(op))

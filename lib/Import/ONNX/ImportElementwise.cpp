@@ -33,15 +33,6 @@ static FailureOr<Value> build(NodeImporter &node, Args &&...args) {
   return node.create<OpTy>(types->front(), std::forward<Args>(args)...);
 }
 
-/// Checks that the first `count` inputs are present: ONNX marks omitted
-/// optional inputs with an empty name, which required inputs must not have.
-static LogicalResult requireInputs(NodeImporter &node, unsigned count) {
-  for (unsigned i = 0; i < count; ++i)
-    if (!node.hasInput(i))
-      return node.emitError() << "input " << i << " is required but empty";
-  return success();
-}
-
 /// Binds output 0 of `node` to `value` when building succeeded.
 static LogicalResult setResult(NodeImporter &node, FailureOr<Value> value) {
   if (failed(value))
@@ -57,7 +48,7 @@ static LogicalResult setResult(NodeImporter &node, FailureOr<Value> value) {
 static LogicalResult buildUnary(NodeImporter &node, UnaryKind kind,
                                 FloatAttr alpha = {}, FloatAttr beta = {},
                                 FloatAttr gamma = {}) {
-  if (failed(requireInputs(node, 1)))
+  if (failed(node.requireInputs(1)))
     return failure();
   return setResult(
       node, build<UnaryOp>(node, kind, node.getInput(0), alpha, beta, gamma));
@@ -135,7 +126,7 @@ static LogicalResult importGelu(NodeImporter &node) {
 //===----------------------------------------------------------------------===//
 
 static LogicalResult importClip(NodeImporter &node) {
-  if (failed(requireInputs(node, 1)))
+  if (failed(node.requireInputs(1)))
     return failure();
   Value min, max;
   if (node.getOpset() < 11) {
@@ -194,7 +185,7 @@ static std::string getCastTargetName(int64_t dataType) {
 }
 
 static LogicalResult importCast(NodeImporter &node) {
-  if (failed(requireInputs(node, 1)) ||
+  if (failed(node.requireInputs(1)) ||
       failed(node.checkKnownAttrs(node.getOpset() >= 19
                                       ? ArrayRef<StringRef>{"to", "saturate"}
                                       : ArrayRef<StringRef>{"to"})) ||
@@ -213,7 +204,7 @@ static LogicalResult importCast(NodeImporter &node) {
 }
 
 static LogicalResult importCastLike(NodeImporter &node) {
-  if (failed(requireInputs(node, 2)) ||
+  if (failed(node.requireInputs(2)) ||
       failed(node.checkKnownAttrs(node.getOpset() >= 19
                                       ? ArrayRef<StringRef>{"saturate"}
                                       : ArrayRef<StringRef>{})) ||
@@ -225,7 +216,7 @@ static LogicalResult importCastLike(NodeImporter &node) {
 /// Dropout at inference: the output is the input and the optional mask is
 /// all true (ones of the input's type before opset 10, whose mask was T).
 static LogicalResult importDropout(NodeImporter &node) {
-  if (failed(requireInputs(node, 1)))
+  if (failed(node.requireInputs(1)))
     return failure();
   int64_t opset = node.getOpset();
   if (opset < 12) {
@@ -288,14 +279,14 @@ static LogicalResult importDropout(NodeImporter &node) {
 
 template <BinaryKind kind>
 static LogicalResult importBinary(NodeImporter &node) {
-  if (failed(requireInputs(node, 2)) || failed(node.checkKnownAttrs({})))
+  if (failed(node.requireInputs(2)) || failed(node.checkKnownAttrs({})))
     return failure();
   return setResult(
       node, build<BinaryOp>(node, kind, node.getInput(0), node.getInput(1)));
 }
 
 static LogicalResult importMod(NodeImporter &node) {
-  if (failed(requireInputs(node, 2)) || failed(node.checkKnownAttrs({"fmod"})))
+  if (failed(node.requireInputs(2)) || failed(node.checkKnownAttrs({"fmod"})))
     return failure();
   FailureOr<int64_t> fmod = node.getInt("fmod", 0);
   if (failed(fmod))
@@ -316,7 +307,7 @@ static LogicalResult importMod(NodeImporter &node) {
 template <BinaryKind kind, bool isMean = false>
 static LogicalResult importVariadic(NodeImporter &node) {
   unsigned count = node.getNumInputs();
-  if (failed(requireInputs(node, count)) || failed(node.checkKnownAttrs({})))
+  if (failed(node.requireInputs(count)) || failed(node.checkKnownAttrs({})))
     return failure();
   Type element = node.getInputType(0).getElementType();
   if (isMean && !isa<FloatType>(element))
@@ -331,7 +322,7 @@ static LogicalResult importVariadic(NodeImporter &node) {
 }
 
 static LogicalResult importWhere(NodeImporter &node) {
-  if (failed(requireInputs(node, 3)) || failed(node.checkKnownAttrs({})))
+  if (failed(node.requireInputs(3)) || failed(node.checkKnownAttrs({})))
     return failure();
   return setResult(node, build<SelectOp>(node, node.getInput(0),
                                          node.getInput(1), node.getInput(2)));

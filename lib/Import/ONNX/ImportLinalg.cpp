@@ -16,28 +16,9 @@ using namespace mlir;
 using namespace mlir::weft;
 using namespace mlir::weft::onnx_import;
 
-/// ONNX float attributes are single precision; returns the shortest decimal
-/// that rounds to the same float (0.001, not 0.0010000000474974513), so the
-/// IR reads as the model was written and rounds back to the same float.
-static double toShortestDecimal(double value) {
-  char text[32];
-  std::to_chars_result end =
-      std::to_chars(text, text + sizeof(text) - 1, static_cast<float>(value));
-  *end.ptr = '\0';
-  return std::strtod(text, nullptr);
-}
-
-/// Reports the first of inputs 0 .. count-1 that is omitted.
-static LogicalResult requireInputs(NodeImporter &node, unsigned count) {
-  for (unsigned i = 0; i < count; ++i)
-    if (!node.hasInput(i))
-      return node.emitError() << "input " << i << " is required";
-  return success();
-}
-
 /// MatMul (opsets 1, 9, 13): numpy matmul.
 static LogicalResult importMatMul(NodeImporter &node) {
-  if (failed(node.checkKnownAttrs({})) || failed(requireInputs(node, 2)))
+  if (failed(node.checkKnownAttrs({})) || failed(node.requireInputs(2)))
     return failure();
   FailureOr<MatmulOp> op =
       node.buildChecked<MatmulOp>({node.getInput(0), node.getInput(1)}, {});
@@ -55,7 +36,7 @@ static LogicalResult importGemm(NodeImporter &node) {
   SmallVector<StringRef> known = {"alpha", "beta", "transA", "transB"};
   if (node.getOpset() < 7)
     known.push_back("broadcast");
-  if (failed(node.checkKnownAttrs(known)) || failed(requireInputs(node, 2)))
+  if (failed(node.checkKnownAttrs(known)) || failed(node.requireInputs(2)))
     return failure();
   FailureOr<double> alpha = node.getFloat("alpha", 1.0);
   FailureOr<double> beta = node.getFloat("beta", 1.0);
@@ -90,11 +71,11 @@ static LogicalResult importGemm(NodeImporter &node) {
   if (*transB)
     attrs.push_back(b.getNamedAttr("transpose_b", b.getUnitAttr()));
   if (*alpha != 1.0)
-    attrs.push_back(
-        b.getNamedAttr("alpha", b.getF64FloatAttr(toShortestDecimal(*alpha))));
+    attrs.push_back(b.getNamedAttr(
+        "alpha", b.getF64FloatAttr(toShortestFloatDecimal(*alpha))));
   if (hasC && *beta != 1.0)
-    attrs.push_back(
-        b.getNamedAttr("beta", b.getF64FloatAttr(toShortestDecimal(*beta))));
+    attrs.push_back(b.getNamedAttr(
+        "beta", b.getF64FloatAttr(toShortestFloatDecimal(*beta))));
   SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
   if (hasC)
     operands.push_back(node.getInput(2));
@@ -115,7 +96,7 @@ static LogicalResult importEinsum(NodeImporter &node) {
     return failure();
   SmallVector<Value> operands;
   SmallVector<int64_t> ranks;
-  if (failed(requireInputs(node, node.getNumInputs())))
+  if (failed(node.requireInputs(node.getNumInputs())))
     return failure();
   for (unsigned i = 0, e = node.getNumInputs(); i < e; ++i) {
     operands.push_back(node.getInput(i));

@@ -1,4 +1,5 @@
-//===- NodeImporter.cpp - What an ONNX op handler sees ---------------------===//
+//===- NodeImporter.cpp - What an ONNX op handler sees
+//---------------------===//
 //
 // Input, attribute and output access for op handlers, with diagnostics that
 // name the node; and the registry of handlers.
@@ -9,6 +10,9 @@
 #include "GraphImporter.h"
 
 #include "llvm/ADT/StringSet.h"
+
+#include <charconv>
+#include <cstdlib>
 
 using namespace mlir;
 using namespace mlir::weft;
@@ -23,8 +27,7 @@ InFlightDiagnostic NodeImporter::emitError() {
 }
 
 bool NodeImporter::hasInput(unsigned i) const {
-  return i < static_cast<unsigned>(node.input_size()) &&
-         !node.input(i).empty();
+  return i < static_cast<unsigned>(node.input_size()) && !node.input(i).empty();
 }
 
 Value NodeImporter::getInput(unsigned i) const {
@@ -69,6 +72,22 @@ NodeImporter::requireConstantInts(unsigned i, StringRef what) {
     return emitError() << what << " (input " << i << ", '" << node.input(i)
                        << "') must be a constant known at compile time";
   return *values;
+}
+
+LogicalResult NodeImporter::requireInputs(unsigned count) {
+  for (unsigned i = 0; i < count; ++i)
+    if (!hasInput(i))
+      return emitError() << "input " << i << " is required but "
+                         << (i < getNumInputs() ? "empty" : "missing");
+  return success();
+}
+
+double mlir::weft::onnx_import::toShortestFloatDecimal(double value) {
+  char text[32];
+  std::to_chars_result end =
+      std::to_chars(text, text + sizeof(text) - 1, static_cast<float>(value));
+  *end.ptr = '\0';
+  return std::strtod(text, nullptr);
 }
 
 bool NodeImporter::hasOutput(unsigned i) const {
@@ -186,8 +205,7 @@ FailureOr<double> NodeImporter::getFloat(StringRef name,
 }
 
 FailureOr<std::string>
-NodeImporter::getString(StringRef name,
-                        std::optional<StringRef> defaultValue) {
+NodeImporter::getString(StringRef name, std::optional<StringRef> defaultValue) {
   const onnx::AttributeProto *attr =
       getTypedAttr(name, onnx::AttributeProto::STRING);
   if (isBad(attr))
@@ -244,9 +262,8 @@ FailureOr<DenseElementsAttr> NodeImporter::getTensor(StringRef name) {
 LogicalResult NodeImporter::checkKnownAttrs(ArrayRef<StringRef> known) {
   for (const onnx::AttributeProto &attr : node.attribute())
     if (!llvm::is_contained(known, StringRef(attr.name())))
-      return emitError() << "unknown attribute '" << attr.name()
-                         << "' for " << node.op_type() << " at opset "
-                         << opset;
+      return emitError() << "unknown attribute '" << attr.name() << "' for "
+                         << node.op_type() << " at opset " << opset;
   return success();
 }
 

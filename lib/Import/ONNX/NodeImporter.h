@@ -63,6 +63,10 @@ public:
   FailureOr<SmallVector<int64_t>> requireConstantInts(unsigned i,
                                                       StringRef what);
 
+  /// Reports the first of inputs 0 .. count-1 that is missing or omitted
+  /// (for inputs an opset makes required beyond the registry's minimum).
+  LogicalResult requireInputs(unsigned count);
+
   unsigned getNumOutputs() const { return node.output_size(); }
   /// True when output `i` is listed with a non-empty name.
   bool hasOutput(unsigned i) const;
@@ -229,6 +233,11 @@ void registerConvPoolNormImporters(
     OpImportRegistry &registry); // ImportConvPoolNorm.cpp
 void registerReduceImporters(OpImportRegistry &registry); // ImportReduce.cpp
 void registerShapeImporters(OpImportRegistry &registry);  // ImportShape.cpp
+
+/// ONNX float attributes are single precision; returns the shortest decimal
+/// that rounds to the same float (0.001, not 0.0010000000474974513), so the
+/// IR reads as the model was written and rounds back to the same float.
+double toShortestFloatDecimal(double value);
 
 /// Converts an ONNX data type to an MLIR element type; null when weft does
 /// not support it.
