@@ -25,9 +25,13 @@ template <typename OpTy, typename... Args>
 static FailureOr<Value> build(NodeImporter &node, Args &&...args) {
   OperationState state(node.getLoc(), OpTy::getOperationName());
   OpTy::build(node.getBuilder(), state, Type(), args...);
-  FailureOr<SmallVector<Type>> types = node.inferResultTypes<OpTy>(
-      state.operands,
-      *state.getRawProperties().template as<typename OpTy::Properties *>());
+  // Ops without inherent attributes leave the state's properties null.
+  typename OpTy::Properties properties{};
+  if (auto *built =
+          state.getRawProperties().template as<typename OpTy::Properties *>())
+    properties = *built;
+  FailureOr<SmallVector<Type>> types =
+      node.inferResultTypes<OpTy>(state.operands, properties);
   if (failed(types))
     return failure();
   return node.create<OpTy>(types->front(), std::forward<Args>(args)...);
