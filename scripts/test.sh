@@ -17,6 +17,9 @@ stage "tests (ctest)" ctest --test-dir "$WEFT_BUILD" --output-on-failure \
   -j "$(nproc)"
 fuzz_seconds=${WEFT_FUZZ_SECONDS:-60}
 if [[ $fuzz_seconds -gt 0 && -x $WEFT_ROOT/scripts/fuzz.sh ]]; then
-  stage "fuzz smoke run (${fuzz_seconds} s)" "$WEFT_ROOT/scripts/fuzz.sh" "$fuzz_seconds"
+  # A fixed seed and run count make the smoke run reproducible: it replays
+  # the seed corpus and then the same mutations on every machine.
+  stage "fuzz smoke run (seed corpus + 4000 mutations)" \
+    "$WEFT_ROOT/scripts/fuzz.sh" "$fuzz_seconds" -seed=1 -runs=4000
 fi
 echo "==> all stages done in $((SECONDS - total_start)) s"

@@ -10,6 +10,8 @@
 #include "llvm/ADT/SmallSet.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <limits>
+
 using namespace mlir;
 using namespace mlir::weft;
 
@@ -164,7 +166,10 @@ mlir::weft::getConstantIntValues(Value value) {
 std::optional<int64_t> mlir::weft::getNumElements(ArrayRef<int64_t> shape) {
   int64_t n = 1;
   for (int64_t d : shape) {
-    if (ShapedType::isDynamic(d))
+    if (ShapedType::isDynamic(d) || d < 0)
+      return std::nullopt;
+    // Shapes come from models: a product past int64 has no element count.
+    if (d != 0 && n > std::numeric_limits<int64_t>::max() / d)
       return std::nullopt;
     n *= d;
   }

@@ -56,7 +56,7 @@ std::optional<SmallVector<int64_t>> getConstantIntValues(Value value);
 std::optional<SmallVector<int64_t>> getIntValues(Attribute attr);
 
 /// Number of elements of a static shape, or nullopt when any dimension is
-/// dynamic.
+/// dynamic or the count does not fit in int64_t.
 std::optional<int64_t> getNumElements(ArrayRef<int64_t> shape);
 
 /// Formats a shape as "2x?x4" for diagnostics. (Use mlir::emitOptionalError
