@@ -17,6 +17,11 @@ packages=(
   python3 python3-onnx python3-numpy libonnx-testdata
   # libFuzzer for the importer's fuzz target.
   libclang-rt-22-dev
+  # CPU runtime kernels: OpenBLAS (OpenMP build, so one OpenMP runtime owns
+  # every thread) and oneDNN.
+  libopenblas-openmp-dev libdnnl-dev
+  # Independent reference outputs for the end-to-end tests.
+  python3-torch
 )
 if [[ -n "${WEFT_DEPS_EXTRA:-}" ]]; then
   read -r -a extra <<<"$WEFT_DEPS_EXTRA"

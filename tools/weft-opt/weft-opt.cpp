@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Codegen/Passes.h"
 #include "weft/Transforms/Passes.h"
 #include "weft/Version.h"
 #include "weft/WeftDialect.h"
@@ -32,10 +33,11 @@ int main(int argc, char **argv) {
   mlir::registerInlinerPass();
   mlir::registerSCCPPass();
   mlir::weft::registerWeftPasses();
+  mlir::weft::registerWeftCodegenPasses();
+  mlir::weft::registerCodegenPipelines();
 
   mlir::DialectRegistry registry;
-  registry.insert<mlir::weft::WeftDialect, mlir::func::FuncDialect,
-                  mlir::tensor::TensorDialect>();
+  mlir::weft::registerCodegenDialects(registry);
   return mlir::asMainReturnCode(mlir::MlirOptMain(
       argc, argv, "Weft optimizer driver\n", registry));
 }

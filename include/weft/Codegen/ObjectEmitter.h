@@ -1,0 +1,53 @@
+//===- ObjectEmitter.h - LLVM IR and object files of programs ---*- C++ -*-===//
+//
+// Turns a device program in the LLVM dialect into LLVM IR, adds the
+// `weft_program` descriptor the runtime reads, optimizes it and emits an
+// object file in process with LLVM's TargetMachine.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CODEGEN_OBJECTEMITTER_H
+#define WEFT_CODEGEN_OBJECTEMITTER_H
+
+#include "mlir/IR/BuiltinOps.h"
+#include "llvm/IR/LLVMContext.h"
+#include "llvm/IR/Module.h"
+#include "llvm/Target/TargetMachine.h"
+
+#include <memory>
+#include <string>
+
+namespace mlir::weft {
+
+/// What to generate code for.
+struct TargetOptions {
+  /// An LLVM CPU name; "native" is this machine. The default runs on any
+  /// x86-64 with AVX2 and FMA (Haswell and later, Zen and later).
+  std::string cpu = "x86-64-v3";
+  /// Extra LLVM target features ("+avx512f,-fma").
+  std::string features;
+};
+
+/// Creates the target machine for the host's triple and `options`, or
+/// reports why it cannot (an unknown CPU name, say) in `error`.
+std::unique_ptr<llvm::TargetMachine>
+createTargetMachine(const TargetOptions &options, std::string &error);
+
+/// The program signature text (runtime/include/weft_rt.h) of a module that
+/// went through the codegen pipeline, with the weights file's size.
+std::string buildProgramSignature(ModuleOp module, int64_t weightsBytes);
+
+/// Translates `module` (LLVM dialect) to LLVM IR, adds the signature and the
+/// `weft_program` descriptor, and runs LLVM's O3 pipeline for `machine`.
+std::unique_ptr<llvm::Module>
+translateProgram(ModuleOp module, llvm::LLVMContext &context,
+                 llvm::TargetMachine &machine, llvm::StringRef signature);
+
+/// Emits `module` as an object file into `path` (written whole or not at
+/// all). Reports failures in `error`.
+bool emitObjectFile(llvm::Module &module, llvm::TargetMachine &machine,
+                    llvm::StringRef path, std::string &error);
+
+} // namespace mlir::weft
+
+#endif // WEFT_CODEGEN_OBJECTEMITTER_H

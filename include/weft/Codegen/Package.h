@@ -1,0 +1,78 @@
+//===- Package.h - Writing compiled packages --------------------*- C++ -*-===//
+//
+// A package is a folder that runs a model on its devices:
+//   manifest.json        what the package holds (docs/Package.md)
+//   bin/dev<k>           device k's executable (program + static runtime)
+//   weights/dev<k>.bin   device k's weights, 64-byte aligned
+//   run.sh               runs the package without weft-run
+// A library package (--emit=lib) has lib/libweft_model.so and include/
+// instead of bin/ and run.sh.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CODEGEN_PACKAGE_H
+#define WEFT_CODEGEN_PACKAGE_H
+
+#include "mlir/IR/Location.h"
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <string>
+#include <vector>
+
+namespace mlir::weft {
+
+/// Where the runtime and the linker are.
+struct RuntimeLocation {
+  /// Folder with libweft_rt.a and libweft_rt_main.a.
+  std::string libraryDir;
+  /// Folder with weft_rt.h.
+  std::string includeDir;
+  /// The C compiler driver used as linker front end (clang-22).
+  std::string linker;
+  /// System libraries the runtime needs (full paths or -l flags).
+  std::vector<std::string> systemLibraries;
+  /// Their sonames, for the manifest.
+  std::vector<std::string> sonames;
+};
+
+/// Finds the runtime: $WEFT_RUNTIME_DIR, else next to the running tool when
+/// installed (<prefix>/lib/weft), else the build tree it was built in.
+RuntimeLocation findRuntime(const char *argv0);
+
+/// One tensor of the model's signature, for the manifest.
+struct TensorDescription {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+};
+
+/// What a package is made of, ready to be written.
+struct PackageContents {
+  std::string modelName;
+  std::string cpu;
+  std::string features;
+  std::vector<TensorDescription> inputs;
+  std::vector<TensorDescription> outputs;
+  /// Device 0's object file, weights file (already written) and sizes.
+  std::string objectPath;
+  std::string weightsPath;
+  int64_t weightsBytes = 0;
+  std::string weightsSha256;
+  int64_t arenaBytes = 0;
+  /// Text of the program signature, for the library's header comment.
+  std::string signature;
+};
+
+/// Links and writes the package into `outDir` (replacing an old package
+/// there): first into a temporary sibling folder, renamed at the end, so
+/// that a failure leaves no half-written package. `asLibrary` writes a
+/// shared library and headers instead of an executable.
+LogicalResult writePackage(const PackageContents &contents,
+                           const RuntimeLocation &runtime,
+                           llvm::StringRef outDir, bool asLibrary,
+                           Location loc);
+
+} // namespace mlir::weft
+
+#endif // WEFT_CODEGEN_PACKAGE_H

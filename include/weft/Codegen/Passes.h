@@ -1,0 +1,66 @@
+//===- Passes.h - Weft code generation passes ------------------*- C++ -*-===//
+//
+// Declarations and registration of the passes that turn a weft function into
+// a device program, and the pipelines that chain them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CODEGEN_PASSES_H
+#define WEFT_CODEGEN_PASSES_H
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/ControlFlow/IR/ControlFlow.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/LLVMIR/LLVMDialect.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Dialect/Vector/IR/VectorOps.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassOptions.h"
+
+namespace mlir::weft {
+
+#define GEN_PASS_DECL
+#include "weft/Codegen/Passes.h.inc"
+
+#define GEN_PASS_REGISTRATION
+#include "weft/Codegen/Passes.h.inc"
+
+/// Attaches the BufferizableOpInterface models that weft-bufferize uses
+/// (weft's kernel ops and weights, plus upstream arith, linalg and tensor).
+void registerWeftBufferizationModels(DialectRegistry &registry);
+
+/// Registers every dialect and interface model code generation needs, for
+/// tools that run the pipeline.
+void registerCodegenDialects(DialectRegistry &registry);
+
+/// Options of the CPU code generation pipeline.
+struct CpuCodegenPipelineOptions
+    : public PassPipelineOptions<CpuCodegenPipelineOptions> {
+  PassOptions::Option<std::string> entry{
+      *this, "entry", llvm::cl::desc("Name of the model function"),
+      llvm::cl::init("main")};
+  PassOptions::Option<bool> reportMemory{
+      *this, "report-memory",
+      llvm::cl::desc("Print the memory plan (buffers, offsets, peak)"),
+      llvm::cl::init(false)};
+};
+
+/// weft (static shapes) -> linalg + kernel calls -> buffers in one arena.
+/// Stops before LLVM, at memrefs, so that the memory plan can be tested.
+void buildCpuBufferizationPipeline(OpPassManager &pm,
+                                   const CpuCodegenPipelineOptions &options);
+
+/// The whole CPU pipeline down to the LLVM dialect.
+void buildCpuCodegenPipeline(OpPassManager &pm,
+                             const CpuCodegenPipelineOptions &options);
+
+/// Registers `weft-cpu-bufferize` and `weft-cpu-codegen` with weft-opt.
+void registerCodegenPipelines();
+
+} // namespace mlir::weft
+
+#endif // WEFT_CODEGEN_PASSES_H

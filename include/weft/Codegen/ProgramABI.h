@@ -1,0 +1,52 @@
+//===- ProgramABI.h - Names and conventions of device programs --*- C++ -*-===//
+//
+// The contract between the code generation passes and the runtime
+// (runtime/include/weft_rt.h): the entry point's name, the module attributes
+// that carry the program signature, dtype codes and alignment.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_CODEGEN_PROGRAMABI_H
+#define WEFT_CODEGEN_PROGRAMABI_H
+
+#include "mlir/IR/Types.h"
+#include "llvm/ADT/StringRef.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::weft {
+
+/// The program function: (ctx, arena, weights) -> status. With
+/// llvm.emit_c_interface its C entry is `_mlir_ciface___weft_program_run`.
+inline constexpr llvm::StringLiteral kProgramRunName = "__weft_program_run";
+/// The C symbol `weft_rt_program::run` points at.
+inline constexpr llvm::StringLiteral kProgramRunCInterface =
+    "_mlir_ciface___weft_program_run";
+/// The `const weft_rt_program` every device object defines.
+inline constexpr llvm::StringLiteral kProgramSymbol = "weft_program";
+
+/// Module attributes filled by the passes and read when the object is
+/// emitted: "input"/"output" signature lines, the bytes they take at the
+/// start of the arena, the planned arena size and the "op" lines.
+inline constexpr llvm::StringLiteral kProgramIOAttr = "weft.program_io";
+inline constexpr llvm::StringLiteral kIOBytesAttr = "weft.io_bytes";
+inline constexpr llvm::StringLiteral kArenaBytesAttr = "weft.arena_bytes";
+inline constexpr llvm::StringLiteral kProgramOpsAttr = "weft.program_ops";
+
+/// Every buffer in the arena and every weight starts 64-byte aligned.
+inline constexpr int64_t kBufferAlignment = 64;
+int64_t alignTo64(int64_t bytes);
+
+/// The runtime's dtype code (ONNX TensorProto numbering) of a weft element
+/// type, or nullopt for a type the runtime does not know.
+std::optional<int32_t> getRuntimeDType(Type elementType);
+/// Bytes one element takes in memory (i1 takes a byte).
+int64_t getStorageBytes(Type elementType);
+/// Escapes a name for the signature text (%XX for spaces, '%', controls
+/// and non-ASCII bytes).
+std::string escapeSignatureName(llvm::StringRef name);
+
+} // namespace mlir::weft
+
+#endif // WEFT_CODEGEN_PROGRAMABI_H

@@ -1,0 +1,32 @@
+//===- KernelOps.h - Which weft ops run as runtime kernels ------*- C++ -*-===//
+//
+// The weft ops that bufferize into calls of the runtime's CPU kernels.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_LIB_CODEGEN_KERNELOPS_H
+#define WEFT_LIB_CODEGEN_KERNELOPS_H
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/Operation.h"
+
+namespace mlir::weft {
+
+/// True for the weft ops that run as a CPU kernel.
+bool isKernelOp(Operation *op);
+
+/// False for operands that only give compile-time values (Slice bounds,
+/// Tile repeats, Trilu's k): they are not passed to the kernel.
+bool isKernelOperandRead(Operation *op, unsigned operandIndex);
+
+/// Emits the kernel call(s) of `op` at the builder's insertion point, with
+/// `operandBuffers` (null for absent optional operands is not used: one
+/// entry per operand) and freshly allocated `resultBuffers`. Reports an op
+/// or element type without a kernel as an error on `op`.
+LogicalResult emitKernelCalls(Operation *op, OpBuilder &b,
+                              ValueRange operandBuffers,
+                              ValueRange resultBuffers);
+
+} // namespace mlir::weft
+
+#endif // WEFT_LIB_CODEGEN_KERNELOPS_H

@@ -1,0 +1,324 @@
+//===- Package.cpp - Writing compiled packages ----------------------------===//
+//
+// Links device objects with the runtime through the system linker and
+// writes the package folder: manifest, executables or library, weights and
+// the run script. Everything goes to a temporary folder first.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Codegen/Package.h"
+#include "weft/Codegen/RuntimeConfig.h"
+#include "weft/Version.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/Path.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace mlir;
+using namespace mlir::weft;
+namespace fs = llvm::sys::fs;
+namespace path = llvm::sys::path;
+
+static std::vector<std::string> splitList(StringRef text) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ';', -1, /*KeepEmpty=*/false);
+  return std::vector<std::string>(parts.begin(), parts.end());
+}
+
+RuntimeLocation mlir::weft::findRuntime(const char *argv0) {
+  RuntimeLocation runtime;
+  runtime.linker = WEFT_LINKER;
+  runtime.systemLibraries = splitList(WEFT_RUNTIME_SYSTEM_LIBRARIES);
+  runtime.sonames = splitList(WEFT_RUNTIME_SONAMES);
+  runtime.libraryDir = WEFT_RUNTIME_BUILD_LIBRARY_DIR;
+  runtime.includeDir = WEFT_RUNTIME_SOURCE_INCLUDE_DIR;
+  // Installed: <prefix>/bin/weftc next to <prefix>/lib/weft.
+  std::string self =
+      llvm::sys::fs::getMainExecutable(argv0, (void *)&findRuntime);
+  if (!self.empty()) {
+    SmallString<256> prefix(path::parent_path(path::parent_path(self)));
+    SmallString<256> lib(prefix), include(prefix);
+    path::append(lib, "lib", "weft", "libweft_rt.a");
+    path::append(include, "include", "weft", "runtime");
+    if (fs::exists(lib)) {
+      runtime.libraryDir = path::parent_path(lib).str();
+      runtime.includeDir = include.str().str();
+    }
+  }
+  if (const char *dir = std::getenv("WEFT_RUNTIME_DIR")) {
+    runtime.libraryDir = dir;
+  }
+  return runtime;
+}
+
+/// Runs the linker; on failure reports its command line and output.
+static LogicalResult runLinker(const RuntimeLocation &runtime,
+                               ArrayRef<std::string> args, Location loc,
+                               StringRef scratchDir) {
+  SmallVector<StringRef> argv{runtime.linker};
+  for (const std::string &arg : args)
+    argv.push_back(arg);
+  SmallString<256> log(scratchDir);
+  path::append(log, "link.log");
+  std::optional<StringRef> redirects[] = {std::nullopt, StringRef(log),
+                                          StringRef(log)};
+  std::string error;
+  int rc = llvm::sys::ExecuteAndWait(runtime.linker, argv, std::nullopt,
+                                     redirects, 0, 0, &error);
+  if (rc == 0)
+    return success();
+  std::string output;
+  if (auto buffer = llvm::MemoryBuffer::getFile(log))
+    output = (*buffer)->getBuffer().str();
+  return emitError(loc) << "linking failed (" << (error.empty() ? "exit code " + std::to_string(rc) : error)
+                        << "): " << llvm::join(argv, " ") << "\n"
+                        << output
+                        << "\nthis is a bug in Weft or a broken "
+                           "installation; please report it";
+}
+
+static void writeTensors(llvm::json::OStream &json, StringRef key,
+                         ArrayRef<TensorDescription> tensors) {
+  json.attributeArray(key, [&] {
+    for (const TensorDescription &t : tensors)
+      json.object([&] {
+        json.attribute("name", t.name);
+        json.attribute("dtype", t.dtype);
+        json.attributeArray("shape", [&] {
+          for (int64_t d : t.shape)
+            json.value(d);
+        });
+      });
+  });
+}
+
+static std::string manifestText(const PackageContents &contents,
+                                const RuntimeLocation &runtime,
+                                bool asLibrary) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os, 2);
+  json.object([&] {
+    json.attribute("format", "weft-package");
+    json.attribute("version", 1);
+    json.attribute("weft_version", WEFT_VERSION_STRING);
+    json.attribute("model", contents.modelName);
+    json.attribute("kind", asLibrary ? "library" : "executable");
+    json.attributeObject("target", [&] {
+      json.attribute("backend", "cpu");
+      json.attribute("mcpu", contents.cpu);
+      json.attribute("mattr", contents.features);
+    });
+    json.attributeArray("devices", [&] {
+      json.object([&] {
+        json.attribute("id", 0);
+        json.attribute("backend", "cpu");
+        if (asLibrary)
+          json.attribute("library", "lib/libweft_model.so");
+        else
+          json.attribute("executable", "bin/dev0");
+        json.attribute("weights", "weights/dev0.bin");
+        json.attribute("arena_bytes", contents.arenaBytes);
+      });
+    });
+    writeTensors(json, "inputs", contents.inputs);
+    writeTensors(json, "outputs", contents.outputs);
+    json.attributeArray("weights", [&] {
+      json.object([&] {
+        json.attribute("file", "weights/dev0.bin");
+        json.attribute("bytes", contents.weightsBytes);
+        json.attribute("sha256", contents.weightsSha256);
+      });
+    });
+    json.attributeArray("runtime_libraries", [&] {
+      for (const std::string &soname : runtime.sonames)
+        json.value(soname);
+    });
+  });
+  os << "\n";
+  return text;
+}
+
+static std::string libraryHeader(const PackageContents &contents) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  os << "/* weft_model.h: the compiled model " << contents.modelName
+     << " as a library.\n"
+        " * Generated by weftc " WEFT_VERSION_STRING ".\n"
+        " *\n"
+        " *   weft_rt_context *ctx; weft_rt_model *model;\n"
+        " *   weft_rt_context_create(&ctx);\n"
+        " *   weft_rt_model_create(ctx, &weft_program, "
+        "\"weights/dev0.bin\", &model);\n"
+        " *   memcpy(weft_rt_model_input_data(model, 0), x, bytes);\n"
+        " *   weft_rt_model_run(model);\n"
+        " *   y = weft_rt_model_output_data(model, 0);\n"
+        " *   weft_rt_model_destroy(model); weft_rt_context_destroy(ctx);\n"
+        " *\n"
+        " * Every call returns a status; weft_rt_context_error(ctx) says "
+        "why.\n"
+        " * Link: -Llib -lweft_model (and run with lib/ on the library "
+        "path).\n *\n";
+  for (size_t i = 0; i < contents.inputs.size(); ++i)
+    os << " * input " << i << ": " << contents.inputs[i].name << " "
+       << contents.inputs[i].dtype << " ["
+       << llvm::join(llvm::map_range(contents.inputs[i].shape,
+                                     [](int64_t d) { return std::to_string(d); }),
+                     ", ")
+       << "]\n";
+  for (size_t i = 0; i < contents.outputs.size(); ++i)
+    os << " * output " << i << ": " << contents.outputs[i].name << " "
+       << contents.outputs[i].dtype << " ["
+       << llvm::join(llvm::map_range(contents.outputs[i].shape,
+                                     [](int64_t d) { return std::to_string(d); }),
+                     ", ")
+       << "]\n";
+  os << " */\n#ifndef WEFT_MODEL_H\n#define WEFT_MODEL_H\n\n"
+        "#include \"weft_rt.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n"
+        "#endif\n\n/* The compiled program; pass it to weft_rt_model_create. "
+        "*/\nextern const weft_rt_program weft_program;\n\n"
+        "#ifdef __cplusplus\n}\n#endif\n\n#endif /* WEFT_MODEL_H */\n";
+  return text;
+}
+
+static LogicalResult writeText(StringRef file, StringRef text, Location loc,
+                               bool executable = false) {
+  std::error_code ec;
+  {
+    llvm::raw_fd_ostream os(file, ec, fs::OF_Text);
+    if (ec)
+      return emitError(loc) << "cannot write " << file << ": "
+                            << ec.message();
+    os << text;
+    os.close();
+    if (os.has_error()) {
+      os.clear_error();
+      return emitError(loc) << "writing " << file << " failed";
+    }
+  }
+  if (executable)
+    fs::setPermissions(file, fs::all_read | fs::all_exe | fs::owner_write);
+  return success();
+}
+
+LogicalResult mlir::weft::writePackage(const PackageContents &contents,
+                                       const RuntimeLocation &runtime,
+                                       StringRef outDir, bool asLibrary,
+                                       Location loc) {
+  SmallString<256> staging(outDir);
+  path::remove_dots(staging, /*remove_dot_dot=*/true);
+  while (path::is_separator(staging.back()) && staging.size() > 1)
+    staging.pop_back();
+  std::string finalDir = staging.str().str();
+  staging += ".weftc-partial";
+  fs::remove_directories(staging);
+  auto cleanupAndFail = [&]() {
+    fs::remove_directories(staging);
+    return failure();
+  };
+  auto sub = [&](StringRef a, StringRef b = "") {
+    SmallString<256> p(staging);
+    path::append(p, a);
+    if (!b.empty())
+      path::append(p, b);
+    return p.str().str();
+  };
+  for (StringRef dir : asLibrary ? SmallVector<StringRef>{"lib", "include",
+                                                          "weights"}
+                                 : SmallVector<StringRef>{"bin", "weights"})
+    if (std::error_code ec = fs::create_directories(sub(dir)))
+      return emitError(loc) << "cannot create " << sub(dir) << ": "
+                            << ec.message(),
+             cleanupAndFail();
+
+  std::string rtLib = runtime.libraryDir + "/libweft_rt.a";
+  std::string rtMain = runtime.libraryDir + "/libweft_rt_main.a";
+  if (!fs::exists(rtLib) || (!asLibrary && !fs::exists(rtMain)))
+    return emitError(loc) << "the Weft runtime is not in "
+                          << runtime.libraryDir
+                          << " (set WEFT_RUNTIME_DIR to the folder with "
+                             "libweft_rt.a)",
+           cleanupAndFail();
+
+  std::vector<std::string> args{"-fuse-ld=lld", "-Wl,--build-id=none",
+                                "-Wl,-O1", "-o"};
+  if (asLibrary) {
+    args.push_back(sub("lib", "libweft_model.so"));
+    args.insert(args.begin(), {"-shared", "-Wl,-soname,libweft_model.so"});
+    args.push_back(contents.objectPath);
+    args.push_back("-Wl,--whole-archive");
+    args.push_back(rtLib);
+    args.push_back("-Wl,--no-whole-archive");
+  } else {
+    args.push_back(sub("bin", "dev0"));
+    args.push_back(contents.objectPath);
+    args.push_back(rtMain);
+    args.push_back(rtLib);
+  }
+  for (const std::string &lib : runtime.systemLibraries)
+    args.push_back(lib);
+  if (failed(runLinker(runtime, args, loc, staging)))
+    return cleanupAndFail();
+  fs::remove(sub("link.log"));
+
+  if (std::error_code ec =
+          fs::copy_file(contents.weightsPath, sub("weights", "dev0.bin")))
+    return emitError(loc) << "cannot copy the weights: " << ec.message(),
+           cleanupAndFail();
+  if (failed(writeText(sub("manifest.json"),
+                       manifestText(contents, runtime, asLibrary), loc)))
+    return cleanupAndFail();
+  if (asLibrary) {
+    if (std::error_code ec = fs::copy_file(runtime.includeDir + "/weft_rt.h",
+                                           sub("include", "weft_rt.h")))
+      return emitError(loc) << "cannot copy weft_rt.h: " << ec.message(),
+             cleanupAndFail();
+    if (failed(writeText(sub("include", "weft_model.h"),
+                         libraryHeader(contents), loc)))
+      return cleanupAndFail();
+  } else {
+    std::string script =
+        "#!/bin/sh\n"
+        "# Runs this package's model; options as `weft-run` "
+        "(run.sh --help).\n"
+        "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+        "exec \"$here/bin/dev0\" --weights \"$here/weights/dev0.bin\" "
+        "\"$@\"\n";
+    if (failed(writeText(sub("run.sh"), script, loc, /*executable=*/true)))
+      return cleanupAndFail();
+  }
+
+  // Replace an old package only now that the new one is whole.
+  if (fs::exists(finalDir)) {
+    SmallString<256> manifest(finalDir);
+    path::append(manifest, "manifest.json");
+    if (!fs::exists(manifest) && !fs::is_directory(finalDir))
+      return emitError(loc) << finalDir
+                            << " exists and is not a package folder",
+             cleanupAndFail();
+    bool empty = true;
+    std::error_code ec;
+    for (fs::directory_iterator it(finalDir, ec), end; it != end && !ec;
+         it.increment(ec)) {
+      empty = false;
+      break;
+    }
+    if (!empty && !fs::exists(manifest))
+      return emitError(loc) << finalDir
+                            << " is not empty and holds no package "
+                               "(manifest.json); refusing to replace it",
+             cleanupAndFail();
+    fs::remove_directories(finalDir);
+  }
+  if (std::error_code ec = fs::rename(staging, finalDir))
+    return emitError(loc) << "cannot move the package to " << finalDir
+                          << ": " << ec.message(),
+           cleanupAndFail();
+  return success();
+}

@@ -1,0 +1,49 @@
+//===- Context.h - The runtime context's insides ----------------*- C++ -*-===//
+//
+// What weft_rt_context holds; private to the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_RUNTIME_CORE_CONTEXT_H
+#define WEFT_RUNTIME_CORE_CONTEXT_H
+
+#include "weft_rt.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace weft::rt {
+
+/// One op's time in one run, for --profile.
+struct ProfileEvent {
+  int64_t opId;
+  double startUs;
+  double durationUs;
+};
+
+/// State a kernel keeps between calls of the same op (a oneDNN primitive, a
+/// packed weight), owned by the context.
+struct CachedKernel {
+  virtual ~CachedKernel() = default;
+};
+
+/// Microseconds on a monotonic clock.
+double nowMicroseconds();
+
+} // namespace weft::rt
+
+struct weft_rt_context {
+  std::string error;
+  int32_t numThreads = 1;
+  /// Set by weft_rt_model_enable_profile; events grow by one per op run.
+  bool profiling = false;
+  std::vector<weft::rt::ProfileEvent> events;
+  /// Keyed by the op's parameter block: generated code passes each op a
+  /// constant block of its own, so its address names the op.
+  std::unordered_map<const int64_t *, std::unique_ptr<weft::rt::CachedKernel>>
+      kernelCache;
+};
+
+#endif // WEFT_RUNTIME_CORE_CONTEXT_H

@@ -1,0 +1,283 @@
+//===- Driver.cpp - The command-line driver of bin/dev<k> -----------------===//
+//
+// weft_rt_driver_main: loads the weights and input files, runs the program
+// (once, or timed with --bench), then prints, writes or checks the outputs.
+// Every failure becomes an exit code of Weft's command-line contract.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+#include "Context.h"
+#include "Model.h"
+
+#include "weft/Version.h"
+
+#include <algorithm>
+#include <chrono>
+#include <climits>
+#include <cstring>
+#include <map>
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+using namespace weft::rt;
+
+namespace {
+
+/// One invocation of the driver.
+class Driver {
+public:
+  Driver(const weft_rt_program *program, std::string exeName)
+      : program(program), exeName(std::move(exeName)) {}
+  ~Driver() {
+    weft_rt_model_destroy(model);
+    weft_rt_context_destroy(ctx);
+  }
+
+  int main(int argc, char **argv);
+
+private:
+  int fail(const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", exeName.c_str(), message.c_str());
+    return kExitBadInput;
+  }
+  int internalError(const std::string &message) {
+    std::fprintf(stderr,
+                 "%s: internal error: %s\n%s: this is a bug in Weft; please "
+                 "report it with the model\n",
+                 exeName.c_str(), message.c_str(), exeName.c_str());
+    return kExitInternal;
+  }
+  /// Maps a failed runtime status to an exit code, printing ctx's message.
+  int failStatus(weft_rt_status status, const std::string &what) {
+    std::string message = what + weft_rt_context_error(ctx);
+    if (status == WEFT_RT_INTERNAL || status < 0 || status > WEFT_RT_INTERNAL)
+      return internalError(message);
+    return fail(message);
+  }
+  void note(const std::string &message) {
+    if (!options.quiet)
+      std::fprintf(stderr, "%s: note: %s\n", exeName.c_str(), message.c_str());
+  }
+
+  std::string defaultWeightsPath(const char *argv0) const;
+  int createModel(const char *argv0);
+  int runAll();
+  void printBenchmark();
+  void printProfileSummary();
+
+  const weft_rt_program *program;
+  std::string exeName;
+  DriverOptions options;
+  ProgramSignature signature;
+  weft_rt_context *ctx = nullptr;
+  weft_rt_model *model = nullptr;
+  std::vector<LoadedTensor> inputs;
+  std::vector<double> timesMs;
+};
+
+} // namespace
+
+/// <dir of the executable>/../weights/<executable name>.bin, the layout of a
+/// weftc package.
+std::string Driver::defaultWeightsPath(const char *argv0) const {
+  char buffer[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
+  std::string exe = n > 0 ? std::string(buffer, n) : std::string(argv0);
+  size_t slash = exe.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : exe.substr(0, slash);
+  std::string name = slash == std::string::npos ? exe : exe.substr(slash + 1);
+  return dir + "/../weights/" + name + ".bin";
+}
+
+int Driver::createModel(const char *argv0) {
+  weft_rt_status status = weft_rt_context_create(&ctx);
+  if (!ctx)
+    return internalError("cannot create a runtime context (out of memory?)");
+  // A bad WEFT_NUM_THREADS does not matter when --threads overrides it.
+  if (status != WEFT_RT_OK && options.threads == 0)
+    return failStatus(status, "");
+  if (options.threads > 0) {
+    status = weft_rt_context_set_num_threads(ctx, options.threads);
+    if (status != WEFT_RT_OK)
+      return failStatus(status, "--threads: ");
+  }
+
+  std::string weightsPath = options.weightsPath;
+  bool explicitWeights = !weightsPath.empty();
+  if (!explicitWeights) {
+    weightsPath = defaultWeightsPath(argv0);
+    struct stat info;
+    // Programs without weights need no file; packages may still ship an
+    // empty one.
+    if (signature.weightsBytes == 0 && stat(weightsPath.c_str(), &info) != 0)
+      weightsPath.clear();
+  }
+  status = weft_rt_model_create(
+      ctx, program, weightsPath.empty() ? nullptr : weightsPath.c_str(),
+      &model);
+  if (status == WEFT_RT_OK)
+    return kExitOk;
+  if (status == WEFT_RT_IO_ERROR && !explicitWeights)
+    return fail(std::string(weft_rt_context_error(ctx)) +
+                " (the default place next to the executable; pass "
+                "--weights FILE)");
+  return failStatus(status, "");
+}
+
+/// Copies the inputs into the arena: a program may reuse input bytes as
+/// scratch, so every run starts from the files' values.
+static void copyInputs(weft_rt_model *model,
+                       const std::vector<LoadedTensor> &inputs) {
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    const std::vector<uint8_t> &data = inputs[i].tensor.data;
+    if (!data.empty())
+      std::memcpy(weft_rt_model_input_data(model, static_cast<int32_t>(i)),
+                  data.data(), data.size());
+  }
+}
+
+int Driver::runAll() {
+  int64_t warmup = options.benchRuns ? options.warmupRuns : 0;
+  int64_t timed = options.benchRuns ? options.benchRuns : 1;
+  timesMs.reserve(static_cast<size_t>(timed));
+  for (int64_t run = 0; run < warmup + timed; ++run) {
+    // The profile covers the timed runs only: warm-up runs fault pages in.
+    if (run == warmup && !options.profilePath.empty()) {
+      weft_rt_model_enable_profile(model);
+      // Room for every event up to a few million (~24 bytes each), so that
+      // recording them does not allocate inside the timed runs.
+      uint64_t events =
+          static_cast<uint64_t>(timed) * (signature.ops.size() + 1);
+      ctx->events.reserve(std::min<uint64_t>(events, 1u << 22));
+    }
+    copyInputs(model, inputs);
+    auto start = std::chrono::steady_clock::now();
+    weft_rt_status status = weft_rt_model_run(model);
+    auto end = std::chrono::steady_clock::now();
+    if (status != WEFT_RT_OK)
+      return failStatus(status, "the model failed: ");
+    if (run >= warmup)
+      timesMs.push_back(
+          std::chrono::duration<double, std::milli>(end - start).count());
+  }
+  return kExitOk;
+}
+
+void Driver::printBenchmark() {
+  std::vector<double> sorted = timesMs;
+  double mean = 0;
+  for (double t : sorted)
+    mean += t;
+  mean /= static_cast<double>(sorted.size());
+  auto [median, min] = medianAndMin(sorted);
+  std::printf("bench: %zu runs after %lld warm-up runs, %d threads\n",
+              sorted.size(), static_cast<long long>(options.warmupRuns),
+              weft_rt_context_num_threads(ctx));
+  std::printf("median %.4f ms  min %.4f ms\n", median, min);
+  std::printf("mean %.4f ms  max %.4f ms\n", mean, sorted.back());
+}
+
+/// The ops that took longest over all profiled runs, by kind and name.
+void Driver::printProfileSummary() {
+  std::map<int64_t, std::pair<double, int64_t>> byOp; // id -> (us, calls)
+  double total = 0;
+  size_t runs = 0;
+  for (const ProfileEvent &event : ctx->events) {
+    if (event.opId == kRunEventId) {
+      total += event.durationUs;
+      ++runs;
+      continue;
+    }
+    auto &entry = byOp[event.opId];
+    entry.first += event.durationUs;
+    ++entry.second;
+  }
+  std::vector<std::pair<double, int64_t>> ranked;
+  for (const auto &[id, entry] : byOp)
+    ranked.push_back({entry.first, id});
+  std::sort(ranked.rbegin(), ranked.rend());
+  std::printf("profile: %s (%zu runs, %zu op events); slowest ops, "
+              "share of run time and ms per run:\n",
+              options.profilePath.c_str(), runs, ctx->events.size() - runs);
+  for (size_t i = 0; i < std::min<size_t>(ranked.size(), 5); ++i) {
+    int64_t id = ranked[i].second;
+    bool known = id >= 0 && static_cast<size_t>(id) < signature.ops.size();
+    std::printf("  %5.1f%%  %10.4f ms  %s %s\n",
+                total > 0 ? 100.0 * ranked[i].first / total : 0.0,
+                ranked[i].first / 1000.0 / std::max<size_t>(runs, 1),
+                known ? signature.ops[id].kind.c_str() : "?",
+                known ? signature.ops[id].name.c_str()
+                      : ("op " + std::to_string(id)).c_str());
+  }
+}
+
+int Driver::main(int argc, char **argv) {
+  std::string error;
+  if (!parseDriverOptions(argc, argv, options, error))
+    return fail(error);
+  bool signatureOk =
+      program && parseSignature(program->signature, signature, error);
+  if (options.help) {
+    printDriverUsage(stdout, exeName, signatureOk ? &signature : nullptr);
+    return kExitOk;
+  }
+  if (options.version) {
+    std::printf("%s (Weft) %s\n  runtime ABI %d\n", exeName.c_str(),
+                WEFT_VERSION_STRING, WEFT_RT_ABI_VERSION);
+    return kExitOk;
+  }
+  if (!program)
+    return internalError("no program was linked into this executable");
+  if (!signatureOk)
+    return internalError("the program's " + error);
+
+  if (int code = createModel(argc > 0 && argv[0] ? argv[0] : ""))
+    return code;
+  std::vector<std::string> notes;
+  if (!loadInputs(options, signature, inputs, notes, error))
+    return fail(error);
+  std::vector<LoadedTensor> expected;
+  if (!options.checkDir.empty() &&
+      !loadExpectedOutputs(options.checkDir, signature, expected, notes, error))
+    return fail(error);
+  for (const std::string &text : notes)
+    note(text);
+
+  if (int code = runAll())
+    return code;
+
+  if (!options.profilePath.empty()) {
+    if (weft_rt_status status =
+            weft_rt_model_write_profile(model, options.profilePath.c_str()))
+      return failStatus(status, "");
+    if (!options.quiet)
+      printProfileSummary();
+  }
+  std::vector<const void *> outputs;
+  for (int32_t i = 0; i < weft_rt_model_num_outputs(model); ++i)
+    outputs.push_back(weft_rt_model_output_data(model, i));
+  if (!options.outputDir.empty() &&
+      !writeOutputs(options.outputDir, options.outputFormat, signature, outputs,
+                    error))
+    return fail(error);
+  if (!options.quiet && options.checkDir.empty() && options.outputDir.empty())
+    printOutputs(stdout, signature, outputs);
+  if (options.benchRuns)
+    printBenchmark();
+  if (!options.checkDir.empty() &&
+      !checkOutputs(stdout, signature, outputs, expected, options.tolerance))
+    return kExitMismatch;
+  return kExitOk;
+}
+
+int weft_rt_driver_main(const weft_rt_program *program, int argc, char **argv) {
+  std::string exeName = argc > 0 && argv[0] ? argv[0] : "weft-program";
+  size_t slash = exeName.rfind('/');
+  if (slash != std::string::npos)
+    exeName = exeName.substr(slash + 1);
+  int code = Driver(program, exeName).main(argc, argv);
+  std::fflush(stdout);
+  return code;
+}

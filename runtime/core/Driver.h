@@ -1,0 +1,103 @@
+//===- Driver.h - The command-line driver's pieces --------------*- C++ -*-===//
+//
+// weft_rt_driver_main is split by idea: options, loading tensors, reporting
+// outputs. This header is what those files share; private to the runtime.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_RUNTIME_CORE_DRIVER_H
+#define WEFT_RUNTIME_CORE_DRIVER_H
+
+#include "Compare.h"
+#include "Signature.h"
+#include "TensorIO.h"
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace weft::rt {
+
+/// Exit codes of Weft's command-line contract.
+enum ExitCode {
+  kExitOk = 0,
+  kExitBadInput = 1,
+  kExitMismatch = 2,
+  kExitInternal = 70,
+};
+
+/// Everything the command line says.
+struct DriverOptions {
+  std::string weightsPath;
+  std::string inputsDir;
+  /// --input NAME=FILE, unsplit (the split needs the model's input names).
+  std::vector<std::string> inputSpecs;
+  std::string outputDir;
+  TensorFormat outputFormat = TensorFormat::OnnxPb;
+  bool outputFormatGiven = false;
+  std::string checkDir;
+  Tolerance tolerance;
+  int64_t benchRuns = 0;
+  int64_t warmupRuns = -1; // -1: min(benchRuns, 5).
+  int32_t threads = 0;     // 0: the context's default.
+  std::string profilePath;
+  bool quiet = false;
+  bool help = false;
+  bool version = false;
+};
+
+/// Parses argv[1..]. False with `error` on unknown options or bad values.
+bool parseDriverOptions(int argc, char **argv, DriverOptions &out,
+                        std::string &error);
+
+/// Prints --help; lists the model's inputs and outputs when `signature` is
+/// given.
+void printDriverUsage(FILE *out, const std::string &exeName,
+                      const ProgramSignature *signature);
+
+/// One tensor file and where it came from.
+struct LoadedTensor {
+  std::string path;
+  Tensor tensor;
+};
+
+/// Reads the tensors of the model's inputs, in the model's order, from
+/// --inputs or --input options, and checks their dtypes and shapes.
+/// `notes` collects warnings (a name that matched nothing, used by
+/// position).
+bool loadInputs(const DriverOptions &options, const ProgramSignature &signature,
+                std::vector<LoadedTensor> &out, std::vector<std::string> &notes,
+                std::string &error);
+
+/// Reads the expected tensors of --check DIR, in the model's output order
+/// (matched by name, else by position). Dtypes and shapes are compared
+/// later, as part of the check.
+bool loadExpectedOutputs(const std::string &dir,
+                         const ProgramSignature &signature,
+                         std::vector<LoadedTensor> &out,
+                         std::vector<std::string> &notes, std::string &error);
+
+/// Prints each output's name, type, first values and statistics.
+void printOutputs(FILE *out, const ProgramSignature &signature,
+                  const std::vector<const void *> &outputs);
+
+/// Writes output_<i>.pb or .npy files into `dir` (created if missing).
+bool writeOutputs(const std::string &dir, TensorFormat format,
+                  const ProgramSignature &signature,
+                  const std::vector<const void *> &outputs, std::string &error);
+
+/// Compares each output with its expected tensor and prints one line per
+/// output (and the first mismatches). True when all match.
+bool checkOutputs(FILE *out, const ProgramSignature &signature,
+                  const std::vector<const void *> &outputs,
+                  const std::vector<LoadedTensor> &expected,
+                  const Tolerance &tolerance);
+
+/// Median and minimum of run times in milliseconds; sorts `times`.
+std::pair<double, double> medianAndMin(std::vector<double> &times);
+
+} // namespace weft::rt
+
+#endif // WEFT_RUNTIME_CORE_DRIVER_H

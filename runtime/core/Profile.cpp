@@ -1,0 +1,90 @@
+//===- Profile.cpp - Per-op profiles as Chrome traces ---------------------===//
+//
+// Writes the events weft_rt_op_begin/end recorded as Chrome's trace event
+// format, which chrome://tracing and Perfetto (ui.perfetto.dev) open: one
+// complete ("X") event per op run, inside one per program run.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Context.h"
+#include "Model.h"
+#include "TensorIO.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+using namespace weft::rt;
+
+std::string weft::rt::escapeJson(const std::string &text) {
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 0; i < text.size(); ++i) {
+    unsigned char c = text[i];
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buffer[8];
+      std::snprintf(buffer, sizeof(buffer), "\\u%04x", c);
+      out += buffer;
+    } else if (c < 0x80) {
+      out += static_cast<char>(c);
+    } else if (size_t length = utf8SequenceLength(text, i)) {
+      out.append(text, i, length);
+      i += length - 1;
+    } else {
+      out += "\\ufffd";
+    }
+  }
+  return out;
+}
+
+bool weft::rt::writeChromeTrace(const std::string &path,
+                                const weft_rt_context &ctx,
+                                const ProgramSignature &signature,
+                                std::string &error) {
+  FILE *file = std::fopen(path.c_str(), "w");
+  if (!file) {
+    error = "cannot create profile '" + path + "': " + std::strerror(errno);
+    return false;
+  }
+  double origin = ctx.events.empty() ? 0.0 : ctx.events.front().startUs;
+  std::fprintf(file, "{\"traceEvents\":[\n"
+                     "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":0,"
+                     "\"tid\":0,\"args\":{\"name\":\"weft program\"}}");
+  int64_t run = 0;
+  for (const ProfileEvent &event : ctx.events) {
+    std::string name, kind;
+    if (event.opId == kRunEventId) {
+      name = "run " + std::to_string(run++);
+      kind = "run";
+    } else if (event.opId >= 0 &&
+               static_cast<size_t>(event.opId) < signature.ops.size()) {
+      name = escapeJson(signature.ops[event.opId].name);
+      kind = escapeJson(signature.ops[event.opId].kind);
+    } else {
+      // An id the signature does not list: keep the event, say so.
+      name = "op " + std::to_string(event.opId);
+      kind = "unknown";
+    }
+    std::fprintf(file,
+                 ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\","
+                 "\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0,"
+                 "\"args\":{\"op\":%lld}}",
+                 name.c_str(), kind.c_str(), event.startUs - origin,
+                 event.durationUs, static_cast<long long>(event.opId));
+  }
+  std::fprintf(file, "\n],\"displayTimeUnit\":\"ms\"}\n");
+  bool ok = !std::ferror(file);
+  int savedErrno = errno;
+  if (std::fclose(file) != 0 && ok) {
+    ok = false;
+    savedErrno = errno;
+  }
+  if (!ok) {
+    error = "cannot write profile '" + path + "': " + std::strerror(savedErrno);
+    return false;
+  }
+  return true;
+}

@@ -1,0 +1,71 @@
+//===- Signature.h - A device program's signature text ----------*- C++ -*-===//
+//
+// The parsed form of weft_rt_program::signature (format in weft_rt.h): the
+// arena and weights sizes, the inputs and outputs inside the arena, the ops.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_RUNTIME_CORE_SIGNATURE_H
+#define WEFT_RUNTIME_CORE_SIGNATURE_H
+
+#include "weft_rt.h"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace weft::rt {
+
+/// One "input" or "output" record: a dense row-major tensor in the arena.
+struct TensorSpec {
+  std::string name;
+  weft_rt_dtype dtype = 0;
+  std::vector<int64_t> dims;
+  int64_t numElements = 1;
+  /// numElements * dtype size.
+  size_t bytes = 0;
+  /// Byte offset inside the arena, a multiple of 64.
+  int64_t offset = 0;
+};
+
+/// One "op" record, for naming profile events.
+struct OpSpec {
+  std::string kind;
+  std::string name;
+};
+
+/// Everything the signature text says.
+struct ProgramSignature {
+  int32_t abiVersion = 0;
+  int64_t arenaBytes = 0;
+  int64_t weightsBytes = 0;
+  std::vector<TensorSpec> inputs;
+  std::vector<TensorSpec> outputs;
+  /// Indexed by op id (ids are 0 .. ops.size() - 1, each given once).
+  std::vector<OpSpec> ops;
+};
+
+/// Parses and validates `text`. On failure returns false with `error` naming
+/// the line ("signature line 3: ...").
+bool parseSignature(const char *text, ProgramSignature &out,
+                    std::string &error);
+
+/// Decodes a %XX-escaped name; false on a malformed escape.
+bool unescapeSignatureName(const std::string &text, std::string &out);
+
+/// The dtype of a signature field: a code (ONNX numbering, "1") or a name
+/// ("f32"); 0 when it is neither.
+weft_rt_dtype parseDTypeField(const std::string &text);
+
+/// "f32[2,3]", for messages.
+std::string formatTensorType(weft_rt_dtype dtype,
+                             const std::vector<int64_t> &dims);
+
+/// Multiplies the dims with overflow checks: false when a dim is negative or
+/// the count (or count * elementBytes) does not fit in int64.
+bool countElements(const std::vector<int64_t> &dims, size_t elementBytes,
+                   int64_t &outElements, size_t &outBytes);
+
+} // namespace weft::rt
+
+#endif // WEFT_RUNTIME_CORE_SIGNATURE_H

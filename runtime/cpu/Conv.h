@@ -1,0 +1,72 @@
+//===- Conv.h - Convolution algorithms --------------------------*- C++ -*-===//
+//
+// The validated shape of a convolution and the algorithms that compute one
+// (oneDNN in several layouts, im2col + GEMM), selectable so that
+// weft-kernel-bench can compare them; private to runtime/cpu.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_RUNTIME_CPU_CONV_H
+#define WEFT_RUNTIME_CPU_CONV_H
+
+#include "Gemm.h"
+
+#include <string>
+
+namespace weft::rt::cpu {
+
+/// How a convolution is computed. Auto is what weft_rt_cpu_conv uses.
+enum class ConvAlgorithm {
+  Auto,
+  /// oneDNN direct convolution on the plain NC[D]HW / OI[D]HW buffers.
+  OneDnnPlain,
+  /// oneDNN direct convolution in the layouts it prefers (nChw16c, ...),
+  /// with the input and output reordered at each call and the weights once.
+  OneDnnBlocked,
+  /// As OneDnnBlocked with Winograd where oneDNN has it (3x3, stride 1).
+  OneDnnWinograd,
+  /// im2col (skipped for 1x1 stride-1 convolutions) then a GEMM per image
+  /// and group, on oneDNN's or OpenBLAS's sgemm.
+  Im2colOneDnnGemm,
+  Im2colOpenBlas,
+};
+
+/// A validated convolution parameter block, with 1-D and 2-D convolutions
+/// seen as 3-D ones with leading spatial dimensions of size 1.
+struct ConvShape {
+  int64_t spatialRank;
+  int64_t n, c, oc, group;
+  int64_t in[3], kernel[3], strides[3], dilations[3], padsBegin[3], padsEnd[3],
+      out[3];
+  /// Words of the parameter block.
+  size_t words;
+  int64_t inPlane() const { return in[0] * in[1] * in[2]; }
+  int64_t outPlane() const { return out[0] * out[1] * out[2]; }
+  int64_t kernelVolume() const { return kernel[0] * kernel[1] * kernel[2]; }
+};
+
+/// Reads and checks a conv parameter block (sizes agree, nothing
+/// overflows).
+weft_rt_status parseConv(weft_rt_context *ctx, const int64_t *params,
+                         ConvShape &shape);
+
+/// weft_rt_cpu_conv with a chosen algorithm.
+weft_rt_status convWith(weft_rt_context *ctx, ConvAlgorithm algorithm,
+                        const int64_t *params, const void *input,
+                        const void *weight, const void *bias, void *out);
+
+/// The oneDNN algorithms (ConvOneDnn.cpp); the primitive is cached per
+/// parameter block.
+weft_rt_status convOneDnn(weft_rt_context *ctx, ConvAlgorithm algorithm,
+                          const int64_t *params, const ConvShape &shape,
+                          const float *input, const float *weight,
+                          const float *bias, float *out);
+
+/// The name of the oneDNN implementation cached for `params` ("" if none),
+/// for the benchmark's table.
+std::string oneDnnConvImplementation(weft_rt_context *ctx,
+                                     const int64_t *params);
+
+} // namespace weft::rt::cpu
+
+#endif // WEFT_RUNTIME_CPU_CONV_H

@@ -1,0 +1,161 @@
+//===- Gather.cpp - ONNX Gather and GatherElements ------------------------===//
+//
+// The indexing kernels: every index is checked (negative ones count from
+// the end) before anything is written.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ElementCopy.h"
+
+using namespace weft::rt::cpu;
+
+/// Fails unless `dtype` is i32 or i64.
+static weft_rt_status checkIndexDtype(weft_rt_context *ctx, const char *kernel,
+                                      int64_t dtype) {
+  if (dtype == WEFT_RT_I32 || dtype == WEFT_RT_I64)
+    return WEFT_RT_OK;
+  return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                      "%s: index dtype %s (code %lld) is not i32 or i64",
+                      kernel,
+                      weft_rt_dtype_name(static_cast<weft_rt_dtype>(dtype)),
+                      static_cast<long long>(dtype));
+}
+
+/// Index `i` of the buffer as int64.
+static int64_t readIndex(const void *indices, bool wide, int64_t i) {
+  return wide ? static_cast<const int64_t *>(indices)[i]
+              : static_cast<const int32_t *>(indices)[i];
+}
+
+/// Checks that each of `count` indices lies in [-size, size); the first one
+/// that does not fails with its position and value.
+static weft_rt_status checkIndices(weft_rt_context *ctx, const char *kernel,
+                                   const void *indices, bool wide,
+                                   int64_t count, int64_t size) {
+  for (int64_t i = 0; i < count; ++i) {
+    int64_t index = readIndex(indices, wide, i);
+    if (index < -size || index >= size)
+      return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                          "%s: index %lld at position %lld is out of range "
+                          "for an axis of size %lld",
+                          kernel, static_cast<long long>(index),
+                          static_cast<long long>(i),
+                          static_cast<long long>(size));
+  }
+  return WEFT_RT_OK;
+}
+
+weft_rt_status weft_rt_cpu_gather(weft_rt_context *ctx, const int64_t *params,
+                                  const void *input, const void *indices,
+                                  void *out) {
+  static const char *const kernel = "gather";
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  WEFT_RT_REQUIRE(ctx, params, "gather: parameter block is NULL");
+  ParamReader r(params);
+  int64_t elementBytes = r.next(), indexDtype = r.next();
+  int64_t outer = r.next(), axis = r.next(), inner = r.next();
+  int64_t count = r.next();
+  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
+  WEFT_RT_TRY(checkIndexDtype(ctx, kernel, indexDtype));
+  const int64_t inFactors[] = {outer, axis, inner};
+  const int64_t outFactors[] = {outer, count, inner, elementBytes};
+  int64_t inCount, outBytes;
+  WEFT_RT_REQUIRE(ctx,
+                  checkedProduct(inFactors, 3, inCount) &&
+                      checkedProduct(outFactors, 4, outBytes),
+                  "gather: outer=%lld, axis=%lld, inner=%lld, count=%lld "
+                  "are negative or overflow",
+                  (long long)outer, (long long)axis, (long long)inner,
+                  (long long)count);
+  if (count > 0)
+    WEFT_RT_TRY(requireBuffer(ctx, kernel, indices, "indices"));
+  bool wide = indexDtype == WEFT_RT_I64;
+  WEFT_RT_TRY(checkIndices(ctx, kernel, indices, wide, count, axis));
+  if (outBytes == 0)
+    return WEFT_RT_OK;
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, out, "out"));
+  const auto *x = static_cast<const char *>(input);
+  auto *y = static_cast<char *>(out);
+  const int64_t rowBytes = inner * elementBytes;
+  int nt = threadsFor(ctx, outBytes / 4);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t unit = 0; unit < outer * count; ++unit) {
+    int64_t o = unit / count, i = unit % count;
+    int64_t index = readIndex(indices, wide, i);
+    if (index < 0)
+      index += axis;
+    std::memcpy(y + unit * rowBytes, x + (o * axis + index) * rowBytes,
+                static_cast<size_t>(rowBytes));
+  }
+  return WEFT_RT_OK;
+}
+
+weft_rt_status weft_rt_cpu_gather_elements(weft_rt_context *ctx,
+                                           const int64_t *params,
+                                           const void *input,
+                                           const void *indices, void *out) {
+  static const char *const kernel = "gather_elements";
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  WEFT_RT_REQUIRE(ctx, params, "gather_elements: parameter block is NULL");
+  ParamReader r(params);
+  int64_t elementBytes = r.next(), indexDtype = r.next();
+  int64_t rank = r.next(), axis = r.next();
+  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
+  WEFT_RT_TRY(checkIndexDtype(ctx, kernel, indexDtype));
+  const int64_t *inDims = nullptr, *indexDims = nullptr;
+  int64_t count = 0;
+  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
+  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, indexDims, &count, "index dims"));
+  WEFT_RT_REQUIRE(ctx, axis >= 0 && axis < rank,
+                  "gather_elements: axis %lld is not in [0, %lld)",
+                  (long long)axis, (long long)rank);
+  for (int64_t d = 0; d < rank; ++d)
+    WEFT_RT_REQUIRE(ctx, d == axis || indexDims[d] <= inDims[d],
+                    "gather_elements: indices have %lld entries along "
+                    "dimension %lld, the input only %lld",
+                    (long long)indexDims[d], (long long)d,
+                    (long long)inDims[d]);
+  if (count == 0)
+    return WEFT_RT_OK;
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, indices, "indices"));
+  bool wide = indexDtype == WEFT_RT_I64;
+  const int64_t size = inDims[axis];
+  WEFT_RT_TRY(checkIndices(ctx, kernel, indices, wide, count, size));
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, out, "out"));
+  int64_t inStrides[kMaxRank];
+  int64_t stride = 1;
+  for (int64_t d = rank - 1; d >= 0; --d)
+    inStrides[d] = stride, stride *= inDims[d];
+  // Rows along the indices' last dimension.
+  const int64_t last = rank - 1, length = indexDims[last];
+  int nt = threadsFor(ctx, count);
+  return visitElementSize(elementBytes, [&](auto zero) -> weft_rt_status {
+    using E = decltype(zero);
+    const E *x = static_cast<const E *>(input);
+    E *y = static_cast<E *>(out);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+    for (int64_t row = 0; row < count / length; ++row) {
+      int64_t index = row, base = 0;
+      for (int64_t d = last - 1; d >= 0; --d) {
+        if (d != axis)
+          base += (index % indexDims[d]) * inStrides[d];
+        index /= indexDims[d];
+      }
+      for (int64_t j = 0; j < length; ++j) {
+        int64_t position = row * length + j;
+        int64_t i = readIndex(indices, wide, position);
+        if (i < 0)
+          i += size;
+        int64_t offset = base + i * inStrides[axis];
+        if (axis != last)
+          offset += j * inStrides[last];
+        y[position] = x[offset];
+      }
+    }
+    return WEFT_RT_OK;
+  });
+}

@@ -1,0 +1,225 @@
+//===- Normalization.cpp - BatchNormalization and layer/instance norms ----===//
+//
+// weft_rt_cpu_batch_norm (inference: a per-channel affine map) and
+// weft_rt_cpu_normalize (each row by its own mean and variance).
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSupport.h"
+#include "MathSupport.h"
+
+#include <cmath>
+
+using namespace weft::rt::cpu;
+
+#define WEFT_RT_INLINE inline __attribute__((always_inline))
+
+//===----------------------------------------------------------------------===//
+// BatchNormalization
+//===----------------------------------------------------------------------===//
+
+template <typename T>
+static WEFT_RT_INLINE void
+affinePlanes(const T *x, T *y, const T *a, const T *b, int64_t planes,
+             int64_t channels, int64_t inner, int nt) {
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t p = 0; p < planes; ++p) {
+    T scale = a[p % channels], shift = b[p % channels];
+    const T *src = x + p * inner;
+    T *dst = y + p * inner;
+#pragma omp simd
+    for (int64_t i = 0; i < inner; ++i)
+      dst[i] = src[i] * scale + shift;
+  }
+}
+
+WEFT_RT_VECTOR_CLONES
+static void affinePlanesF32(const float *x, float *y, const float *a,
+                            const float *b, int64_t planes, int64_t channels,
+                            int64_t inner, int nt) {
+  affinePlanes(x, y, a, b, planes, channels, inner, nt);
+}
+
+weft_rt_status weft_rt_cpu_batch_norm(weft_rt_context *ctx,
+                                      const int64_t *params, const void *x,
+                                      const void *scale, const void *bias,
+                                      const void *mean, const void *var,
+                                      void *out) {
+  static const char *const kernel = "batch_norm";
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  WEFT_RT_REQUIRE(ctx, params, "batch_norm: parameter block is NULL");
+  ParamReader r(params);
+  int64_t dtype = r.next();
+  WEFT_RT_TRY(checkDtype(ctx, kernel, dtype, kFloatDtypes));
+  int64_t n = r.next(), c = r.next(), inner = r.next();
+  double epsilon = r.nextDouble();
+  int64_t planes, count;
+  WEFT_RT_REQUIRE(ctx,
+                  checkedMul(n, c, planes) && checkedMul(planes, inner, count),
+                  "batch_norm: N=%lld, C=%lld, inner=%lld are negative or "
+                  "overflow",
+                  (long long)n, (long long)c, (long long)inner);
+  WEFT_RT_REQUIRE(ctx, epsilon >= 0.0,
+                  "batch_norm: epsilon %g is negative or NaN", epsilon);
+  if (count == 0)
+    return WEFT_RT_OK;
+  const void *buffers[] = {x, scale, bias, mean, var, out};
+  const char *names[] = {"x", "scale", "bias", "mean", "var", "out"};
+  for (int i = 0; i < 6; ++i)
+    WEFT_RT_TRY(requireBuffer(ctx, kernel, buffers[i], names[i]));
+  return visitDtype(dtype, [&](auto zero) -> weft_rt_status {
+    using T = decltype(zero);
+    if constexpr (std::is_floating_point_v<T>) {
+      // y = x * a + b with a = scale / sqrt(var + eps), b = bias - mean * a.
+      ScratchBuffer coefficients;
+      WEFT_RT_TRY(coefficients.allocate(ctx, kernel, 2 * c * sizeof(T),
+                                        "the coefficients"));
+      T *a = coefficients.as<T>(), *b = a + c;
+      auto *s = static_cast<const T *>(scale);
+      auto *sh = static_cast<const T *>(bias);
+      auto *m = static_cast<const T *>(mean);
+      auto *v = static_cast<const T *>(var);
+      for (int64_t i = 0; i < c; ++i) {
+        double factor = static_cast<double>(s[i]) /
+                        std::sqrt(static_cast<double>(v[i]) + epsilon);
+        a[i] = static_cast<T>(factor);
+        b[i] = static_cast<T>(static_cast<double>(sh[i]) -
+                              static_cast<double>(m[i]) * factor);
+      }
+      int nt = threadsFor(ctx, count);
+      if constexpr (std::is_same_v<T, float>)
+        affinePlanesF32(static_cast<const T *>(x), static_cast<T *>(out), a, b,
+                        planes, c, inner, nt);
+      else
+        affinePlanes(static_cast<const T *>(x), static_cast<T *>(out), a, b,
+                     planes, c, inner, nt);
+      return WEFT_RT_OK;
+    }
+    return WEFT_RT_INTERNAL;
+  });
+}
+
+//===----------------------------------------------------------------------===//
+// Layer and instance normalization
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// A validated normalize parameter block.
+struct NormalizeShape {
+  int64_t dtype;
+  bool instance;
+  int64_t outer, size, channels;
+  double epsilon;
+};
+} // namespace
+
+/// Normalizes rows [begin, end). Layer rows take scale[j] and bias[j] per
+/// element; instance rows one scale[r % channels] and bias[r % channels].
+template <typename T>
+static WEFT_RT_INLINE void normalizeRows(const NormalizeShape &s, const T *x,
+                                         const T *scale, const T *bias, T *y,
+                                         int nt) {
+  const int64_t size = s.size;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t row = 0; row < s.outer; ++row) {
+    const T *src = x + row * size;
+    T *dst = y + row * size;
+    // Two passes in double: the mean, then the variance around it, which
+    // stays accurate for rows far from zero.
+    double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+    for (int64_t j = 0; j < size; ++j)
+      sum += static_cast<double>(src[j]);
+    double mean = sum / static_cast<double>(size);
+    double squares = 0.0;
+#pragma omp simd reduction(+ : squares)
+    for (int64_t j = 0; j < size; ++j) {
+      double d = static_cast<double>(src[j]) - mean;
+      squares += d * d;
+    }
+    double variance = squares / static_cast<double>(size);
+    T inverse = static_cast<T>(1.0 / std::sqrt(variance + s.epsilon));
+    T center = static_cast<T>(mean);
+    if (s.instance) {
+      int64_t channel = row % s.channels;
+      T a = scale[channel] * inverse;
+      T b = bias ? bias[channel] : T(0);
+#pragma omp simd
+      for (int64_t j = 0; j < size; ++j)
+        dst[j] = (src[j] - center) * a + b;
+    } else if (bias) {
+#pragma omp simd
+      for (int64_t j = 0; j < size; ++j)
+        dst[j] = (src[j] - center) * inverse * scale[j] + bias[j];
+    } else {
+#pragma omp simd
+      for (int64_t j = 0; j < size; ++j)
+        dst[j] = (src[j] - center) * inverse * scale[j];
+    }
+  }
+}
+
+WEFT_RT_VECTOR_CLONES
+static void normalizeRowsF32(const NormalizeShape &s, const float *x,
+                             const float *scale, const float *bias, float *y,
+                             int nt) {
+  normalizeRows(s, x, scale, bias, y, nt);
+}
+
+weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
+                                     const int64_t *params, const void *x,
+                                     const void *scale, const void *bias,
+                                     void *out) {
+  static const char *const kernel = "normalize";
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  WEFT_RT_REQUIRE(ctx, params, "normalize: parameter block is NULL");
+  ParamReader r(params);
+  NormalizeShape s;
+  s.dtype = r.next();
+  WEFT_RT_TRY(checkDtype(ctx, kernel, s.dtype, kFloatDtypes));
+  int64_t kind = r.next();
+  s.outer = r.next();
+  s.size = r.next();
+  s.channels = r.next();
+  s.epsilon = r.nextDouble();
+  WEFT_RT_REQUIRE(ctx, kind == 0 || kind == 1,
+                  "normalize: kind %lld is neither 0 (layer) nor 1 "
+                  "(instance)",
+                  (long long)kind);
+  s.instance = kind == 1;
+  int64_t count;
+  WEFT_RT_REQUIRE(ctx, checkedMul(s.outer, s.size, count),
+                  "normalize: outer=%lld and size=%lld are negative or "
+                  "overflow",
+                  (long long)s.outer, (long long)s.size);
+  WEFT_RT_REQUIRE(ctx, s.epsilon >= 0.0,
+                  "normalize: epsilon %g is negative or NaN", s.epsilon);
+  if (s.instance) {
+    WEFT_RT_REQUIRE(ctx, s.channels >= 1 && s.outer % s.channels == 0,
+                    "normalize: %lld instance rows are not a multiple of "
+                    "%lld channels",
+                    (long long)s.outer, (long long)s.channels);
+  }
+  if (count == 0)
+    return WEFT_RT_OK;
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, x, "x"));
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, scale, "scale"));
+  WEFT_RT_TRY(requireBuffer(ctx, kernel, out, "out"));
+  int nt = threadsFor(ctx, 3 * count);
+  return visitDtype(s.dtype, [&](auto zero) -> weft_rt_status {
+    using T = decltype(zero);
+    if constexpr (std::is_same_v<T, float>) {
+      normalizeRowsF32(s, static_cast<const T *>(x),
+                       static_cast<const T *>(scale),
+                       static_cast<const T *>(bias), static_cast<T *>(out), nt);
+      return WEFT_RT_OK;
+    } else if constexpr (std::is_same_v<T, double>) {
+      normalizeRows(s, static_cast<const T *>(x), static_cast<const T *>(scale),
+                    static_cast<const T *>(bias), static_cast<T *>(out), nt);
+      return WEFT_RT_OK;
+    }
+    return WEFT_RT_INTERNAL;
+  });
+}

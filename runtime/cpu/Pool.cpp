@@ -1,0 +1,328 @@
+//===- Pool.cpp - ONNX MaxPool and AveragePool ----------------------------===//
+//
+// weft_rt_cpu_pool: max and average pooling over 1 to 3 spatial dimensions
+// with strides, dilations, asymmetric pads and clipped ceil-mode windows.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelSupport.h"
+#include "MathSupport.h"
+
+#include <algorithm>
+#include <limits>
+
+using namespace weft::rt::cpu;
+
+static const char *const kPool = "pool";
+
+namespace {
+/// A validated pool parameter block, 1-D and 2-D pools seen as 3-D ones
+/// with leading spatial dimensions of size 1.
+struct PoolShape {
+  int64_t dtype;
+  bool isMax, countIncludePad;
+  int64_t planes;
+  int64_t in[3], kernel[3], strides[3], dilations[3], padsBegin[3], padsEnd[3],
+      out[3];
+};
+
+/// Which taps of one output position's window fall in the input and in the
+/// padded input, along one dimension: taps [first, last) read the input at
+/// start + tap * dilation; the first `padded` taps lie in the padded input.
+struct Window {
+  int64_t start, first, last, padded;
+};
+} // namespace
+
+static int64_t ceilDiv(int64_t a, int64_t b) {
+  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+}
+
+static weft_rt_status parsePool(weft_rt_context *ctx, const int64_t *params,
+                                PoolShape &s) {
+  WEFT_RT_REQUIRE(ctx, params, "pool: parameter block is NULL");
+  ParamReader r(params);
+  s.dtype = r.next();
+  int64_t kind = r.next(), includePad = r.next();
+  WEFT_RT_REQUIRE(ctx, kind == 0 || kind == 1,
+                  "pool: kind %lld is neither 0 (max) nor 1 (average)",
+                  (long long)kind);
+  s.isMax = kind == 0;
+  WEFT_RT_TRY(checkDtype(ctx, s.isMax ? "max pool" : "average pool", s.dtype,
+                         s.isMax ? kFloatDtypes | kByteDtypes : kFloatDtypes));
+  WEFT_RT_REQUIRE(ctx, includePad == 0 || includePad == 1,
+                  "pool: count_include_pad is %lld, not 0 or 1",
+                  (long long)includePad);
+  s.countIncludePad = includePad == 1;
+  int64_t rank = r.next(), n = r.next(), c = r.next();
+  WEFT_RT_REQUIRE(ctx, rank >= 1 && rank <= 3,
+                  "pool: %lld spatial dimensions (1 to 3 are supported)",
+                  (long long)rank);
+  WEFT_RT_REQUIRE(ctx, checkedMul(n, c, s.planes),
+                  "pool: N=%lld and C=%lld are negative or overflow",
+                  (long long)n, (long long)c);
+  int64_t *fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
+                       s.padsBegin, s.padsEnd, s.out};
+  const int64_t leading[] = {1, 1, 1, 1, 0, 0, 1};
+  for (int f = 0; f < 7; ++f) {
+    const int64_t *values = r.array(rank);
+    for (int64_t d = 0; d < 3 - rank; ++d)
+      fields[f][d] = leading[f];
+    for (int64_t d = 0; d < rank; ++d)
+      fields[f][3 - rank + d] = values[d];
+  }
+  for (int64_t d = 3 - rank; d < 3; ++d) {
+    long long axis = d - (3 - rank);
+    WEFT_RT_REQUIRE(ctx,
+                    s.in[d] >= 0 && s.kernel[d] >= 1 && s.strides[d] >= 1 &&
+                        s.dilations[d] >= 1 && s.padsBegin[d] >= 0 &&
+                        s.padsEnd[d] >= 0,
+                    "pool: spatial axis %lld has input %lld, kernel %lld, "
+                    "stride %lld, dilation %lld, pads %lld and %lld",
+                    axis, (long long)s.in[d], (long long)s.kernel[d],
+                    (long long)s.strides[d], (long long)s.dilations[d],
+                    (long long)s.padsBegin[d], (long long)s.padsEnd[d]);
+    int64_t span, padded;
+    WEFT_RT_REQUIRE(
+        ctx,
+        checkedMul(s.kernel[d] - 1, s.dilations[d], span) &&
+            !__builtin_add_overflow(s.in[d], s.padsBegin[d], &padded) &&
+            !__builtin_add_overflow(padded, s.padsEnd[d], &padded),
+        "pool: sizes of spatial axis %lld overflow", axis);
+    WEFT_RT_REQUIRE(ctx, padded > span,
+                    "pool: on spatial axis %lld the dilated window (%lld) is "
+                    "larger than the padded input (%lld)",
+                    axis, (long long)(span + 1), (long long)padded);
+    // Floor mode or ceil mode.
+    int64_t low = (padded - span - 1) / s.strides[d] + 1;
+    int64_t high = ceilDiv(padded - span - 1, s.strides[d]) + 1;
+    WEFT_RT_REQUIRE(ctx, s.out[d] == low || s.out[d] == high,
+                    "pool: output size %lld on spatial axis %lld, expected "
+                    "%lld (or %lld in ceil mode)",
+                    (long long)s.out[d], axis, (long long)low, (long long)high);
+  }
+  int64_t count;
+  const int64_t inFactors[] = {s.planes, s.in[0], s.in[1], s.in[2]};
+  const int64_t outFactors[] = {s.planes, s.out[0], s.out[1], s.out[2]};
+  WEFT_RT_REQUIRE(ctx,
+                  checkedProduct(inFactors, 4, count) &&
+                      checkedProduct(outFactors, 4, count),
+                  "pool: tensor sizes overflow int64");
+  return WEFT_RT_OK;
+}
+
+/// The windows of every output position along dimension d.
+static std::vector<Window> windows(const PoolShape &s, int d) {
+  std::vector<Window> result(static_cast<size_t>(s.out[d]));
+  for (int64_t o = 0; o < s.out[d]; ++o) {
+    Window &w = result[o];
+    w.start = o * s.strides[d] - s.padsBegin[d];
+    int64_t dilation = s.dilations[d], k = s.kernel[d];
+    w.first = w.start >= 0 ? 0 : std::min(ceilDiv(-w.start, dilation), k);
+    w.last = std::clamp<int64_t>(ceilDiv(s.in[d] - w.start, dilation), 0, k);
+    w.last = std::max(w.last, w.first);
+    w.padded = std::clamp<int64_t>(
+        ceilDiv(s.in[d] + s.padsEnd[d] - w.start, dilation), 0, k);
+  }
+  return result;
+}
+
+#define WEFT_RT_INLINE inline __attribute__((always_inline))
+
+/// Folds one tap into the accumulators of outputs [begin, end), which read
+/// base[ow * stride]. kStride, when not 0, is the stride known at compile
+/// time, which lets the loop vectorize without gathers.
+template <typename T, typename Acc, bool isMax, int kStride>
+static WEFT_RT_INLINE void foldTap(Acc *__restrict acc, const T *base,
+                                   int64_t begin, int64_t end, int64_t stride) {
+  const int64_t step = kStride ? kStride : stride;
+  for (int64_t ow = begin; ow < end; ++ow) {
+    Acc v = static_cast<Acc>(base[ow * step]);
+    acc[ow] = isMax ? std::max(acc[ow], v) : acc[ow] + v;
+  }
+}
+
+/// Pools one N x C plane. Acc is T for max and a float type for averages.
+template <typename T, typename Acc, bool isMax>
+static WEFT_RT_INLINE void poolPlane(const PoolShape &s,
+                                     const std::vector<Window> *wins,
+                                     int64_t interiorBegin, int64_t interiorEnd,
+                                     const T *x, T *y, Acc *acc) {
+  const int64_t out2 = s.out[2], in1 = s.in[1], in2 = s.in[2];
+  const int64_t stride2 = s.strides[2], dilation2 = s.dilations[2];
+  // An empty max window yields the lowest value, as in ONNX Runtime.
+  const Acc identity =
+      isMax ? static_cast<Acc>(std::numeric_limits<T>::lowest()) : Acc(0);
+  for (int64_t od = 0; od < s.out[0]; ++od) {
+    const Window &wd = wins[0][od];
+    for (int64_t oh = 0; oh < s.out[1]; ++oh, y += out2) {
+      const Window &wh = wins[1][oh];
+      std::fill(acc, acc + out2, identity);
+      for (int64_t td = wd.first; td < wd.last; ++td) {
+        int64_t id = wd.start + td * s.dilations[0];
+        for (int64_t th = wh.first; th < wh.last; ++th) {
+          int64_t ih = wh.start + th * s.dilations[1];
+          const T *row = x + (id * in1 + ih) * in2;
+          // Interior outputs read every tap: a loop over outputs per tap,
+          // which vectorizes.
+          for (int64_t tw = 0; tw < s.kernel[2]; ++tw) {
+            const T *base = row + tw * dilation2 - s.padsBegin[2];
+            if (stride2 == 1)
+              foldTap<T, Acc, isMax, 1>(acc, base, interiorBegin, interiorEnd,
+                                        1);
+            else if (stride2 == 2)
+              foldTap<T, Acc, isMax, 2>(acc, base, interiorBegin, interiorEnd,
+                                        2);
+            else
+              foldTap<T, Acc, isMax, 0>(acc, base, interiorBegin, interiorEnd,
+                                        stride2);
+          }
+          for (int64_t ow = 0; ow < out2; ++ow) {
+            if (ow == interiorBegin)
+              ow = interiorEnd;
+            if (ow >= out2)
+              break;
+            const Window &ww = wins[2][ow];
+            for (int64_t tw = ww.first; tw < ww.last; ++tw) {
+              Acc v = static_cast<Acc>(row[ww.start + tw * dilation2]);
+              acc[ow] = isMax ? std::max(acc[ow], v) : acc[ow] + v;
+            }
+          }
+        }
+      }
+      if constexpr (isMax) {
+        for (int64_t ow = 0; ow < out2; ++ow)
+          y[ow] = static_cast<T>(acc[ow]);
+      } else {
+        for (int64_t ow = 0; ow < out2; ++ow) {
+          const Window &ww = wins[2][ow];
+          int64_t count = s.countIncludePad
+                              ? wd.padded * wh.padded * ww.padded
+                              : (wd.last - wd.first) * (wh.last - wh.first) *
+                                    (ww.last - ww.first);
+          // A window wholly outside the (padded) input averages nothing.
+          y[ow] = count > 0 ? static_cast<T>(acc[ow] / static_cast<Acc>(count))
+                            : T(0);
+        }
+      }
+    }
+  }
+}
+
+// The f32 planes compiled for AVX-512 and AVX2 too (called from the
+// parallel loop: OpenMP's outlined loop body would not inherit the clones'
+// targets).
+WEFT_RT_VECTOR_CLONES
+static void maxPlaneF32(const PoolShape &s, const std::vector<Window> *wins,
+                        int64_t interiorBegin, int64_t interiorEnd,
+                        const float *x, float *y, float *acc) {
+  poolPlane<float, float, true>(s, wins, interiorBegin, interiorEnd, x, y, acc);
+}
+
+WEFT_RT_VECTOR_CLONES
+static void averagePlaneF32(const PoolShape &s, const std::vector<Window> *wins,
+                            int64_t interiorBegin, int64_t interiorEnd,
+                            const float *x, float *y, float *acc) {
+  poolPlane<float, float, false>(s, wins, interiorBegin, interiorEnd, x, y,
+                                 acc);
+}
+
+template <typename T, typename Acc, bool isMax>
+static void plane(const PoolShape &s, const std::vector<Window> *wins,
+                  int64_t interiorBegin, int64_t interiorEnd, const T *x, T *y,
+                  Acc *acc) {
+  if constexpr (std::is_same_v<T, float> && std::is_same_v<Acc, float>) {
+    if (isMax)
+      maxPlaneF32(s, wins, interiorBegin, interiorEnd, x, y, acc);
+    else
+      averagePlaneF32(s, wins, interiorBegin, interiorEnd, x, y, acc);
+  } else {
+    poolPlane<T, Acc, isMax>(s, wins, interiorBegin, interiorEnd, x, y, acc);
+  }
+}
+
+/// Pools whole planes into one value each (GlobalAveragePool and the like:
+/// one window covering the unpadded input).
+template <typename T, typename Acc, bool isMax>
+static void globalPool(const PoolShape &s, int64_t inPlane, const T *x, T *y,
+                       int nt) {
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t p = 0; p < s.planes; ++p) {
+    const T *src = x + p * inPlane;
+    if constexpr (isMax) {
+      T best = src[0];
+      for (int64_t i = 1; i < inPlane; ++i)
+        best = std::max(best, src[i]);
+      y[p] = best;
+    } else {
+      Acc sum = 0;
+#pragma omp simd reduction(+ : sum)
+      for (int64_t i = 0; i < inPlane; ++i)
+        sum += src[i];
+      y[p] = static_cast<T>(sum / static_cast<Acc>(inPlane));
+    }
+  }
+}
+
+template <typename T, typename Acc, bool isMax>
+static weft_rt_status pool(weft_rt_context *ctx, const PoolShape &s, const T *x,
+                           T *y) {
+  const int64_t inPlane = s.in[0] * s.in[1] * s.in[2];
+  const int64_t outPlane = s.out[0] * s.out[1] * s.out[2];
+  bool global = outPlane == 1 && inPlane > 0;
+  for (int d = 0; d < 3; ++d)
+    global = global && s.kernel[d] == s.in[d] && s.dilations[d] == 1 &&
+             s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
+  if (global) {
+    globalPool<T, Acc, isMax>(s, inPlane, x, y,
+                              threadsFor(ctx, s.planes * inPlane));
+    return WEFT_RT_OK;
+  }
+  std::vector<Window> wins[3] = {windows(s, 0), windows(s, 1), windows(s, 2)};
+  // Outputs whose windows lie wholly inside the input along W.
+  int64_t interiorBegin = 0, interiorEnd = 0;
+  for (int64_t ow = 0; ow < s.out[2]; ++ow) {
+    const Window &w = wins[2][ow];
+    bool full = w.first == 0 && w.last == s.kernel[2];
+    if (full && interiorEnd == interiorBegin) {
+      interiorBegin = ow;
+      interiorEnd = ow + 1;
+    } else if (full && interiorEnd == ow) {
+      interiorEnd = ow + 1;
+    }
+  }
+  int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  int nt = threadsFor(ctx, s.planes * outPlane * std::min<int64_t>(taps, 64));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    std::vector<Acc> acc(static_cast<size_t>(s.out[2]));
+#pragma omp for schedule(static)
+    for (int64_t p = 0; p < s.planes; ++p)
+      plane<T, Acc, isMax>(s, wins, interiorBegin, interiorEnd, x + p * inPlane,
+                           y + p * outPlane, acc.data());
+  }
+  return WEFT_RT_OK;
+}
+
+weft_rt_status weft_rt_cpu_pool(weft_rt_context *ctx, const int64_t *params,
+                                const void *input, void *out) {
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  PoolShape s;
+  WEFT_RT_TRY(parsePool(ctx, params, s));
+  if (s.planes * s.out[0] * s.out[1] * s.out[2] == 0)
+    return WEFT_RT_OK;
+  WEFT_RT_TRY(requireBuffer(ctx, kPool, out, "out"));
+  if (s.in[0] * s.in[1] * s.in[2] > 0)
+    WEFT_RT_TRY(requireBuffer(ctx, kPool, input, "input"));
+  return visitDtype(s.dtype, [&](auto zero) -> weft_rt_status {
+    using T = decltype(zero);
+    const T *x = static_cast<const T *>(input);
+    T *y = static_cast<T *>(out);
+    if (s.isMax)
+      return pool<T, T, true>(ctx, s, x, y);
+    if constexpr (std::is_floating_point_v<T>)
+      return pool<T, T, false>(ctx, s, x, y);
+    return WEFT_RT_INTERNAL;
+  });
+}
