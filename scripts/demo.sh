@@ -1,35 +1,47 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Weft and runs its main job on the bundled
-# example model: import models/example/classifier.onnx for batch 1, fold and
-# canonicalize it, and print a summary and the resulting IR.
+# example model: compile models/example/classifier.onnx for the default
+# cluster (one CPU device), print the plan, run the package on the bundled
+# inputs and print and check the results.
 #
-#   scripts/demo.sh [MODEL.onnx [--input-shape=NAME=D0xD1x...]...]
+#   scripts/demo.sh [MODEL.onnx DATA_DIR [--input-shape=NAME=D0xD1x...]...]
+#
+# DATA_DIR is an ONNX test-data folder (input_*.pb, and output_*.pb to check).
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 stage "install dependencies" "$WEFT_ROOT/scripts/install-deps.sh"
 mkdir -p "$WEFT_BUILD"
 stage "configure" weft_configure
-stage "build tools" weft_build weft-translate weft-opt
+stage "build" weft_build weftc weft-run
 
 if [[ $# -eq 0 ]]; then
   model=$WEFT_ROOT/models/example/classifier.onnx
-  shapes=(--input-shape=input=1x1x28x28)
-else
+  data=$WEFT_ROOT/models/example/test_data_set_0
+  shapes=(--input-shape=input=2x1x28x28)
+elif [[ $# -ge 2 ]]; then
   model=$1
-  shift
+  data=$2
+  shift 2
   shapes=("$@")
+else
+  echo "usage: $0 [MODEL.onnx DATA_DIR [--input-shape=NAME=D0xD1x...]...]" >&2
+  exit 1
 fi
-out=$WEFT_BUILD/demo
-mkdir -p "$out"
+package=$WEFT_BUILD/demo/$(basename "$model" .onnx)
 
-run_demo() {
-  "$WEFT_BUILD/bin/weft-translate" --import-onnx "$model" "${shapes[@]}" \
-    -o "$out/imported.mlir"
-  "$WEFT_BUILD/bin/weft-opt" "$out/imported.mlir" --canonicalize \
-    --weft-print-summary -o "$out/canonical.mlir"
+compile() {
+  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package"
   echo
-  echo "--- $out/canonical.mlir"
-  cat "$out/canonical.mlir"
+  echo "--- $package/manifest.json"
+  cat "$package/manifest.json"
 }
-stage "import $(basename "$model")" run_demo
+run() {
+  "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data"
+  if compgen -G "$data/output_*.pb" >/dev/null; then
+    echo
+    "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data" --check "$data"
+  fi
+}
+stage "compile $(basename "$model")" compile
+stage "run $(basename "$package")" run

@@ -10,7 +10,12 @@
 The batch dimension is symbolic, as exporters write it. Weights are seeded
 random numbers, so the file is reproducible byte for byte.
 
-Usage: /usr/bin/python3 make_example.py [OUT.onnx]
+Next to the model it writes test_data_set_0/ (ONNX test-data layout): a batch
+of two synthetic 28x28 "digits" and the probabilities a plain numpy
+implementation of the network computes for them (independent of weft), so
+that the demo can check the compiled model's answer.
+
+Usage: /usr/bin/python3 make_example.py [OUT_DIR]
 """
 
 import os
@@ -70,11 +75,59 @@ def make_model():
     return model
 
 
+def reference(model, x):
+    """The network in plain numpy, float64: the demo's expected answer."""
+    w = {t.name: numpy_helper.to_array(t).astype(np.float64)
+         for t in model.graph.initializer}
+
+    def conv3x3(x, weight, bias):
+        n, c, h, wd = x.shape
+        padded = np.pad(x, ((0, 0), (0, 0), (1, 1), (1, 1)))
+        out = np.zeros((n, weight.shape[0], h, wd))
+        for i in range(3):
+            for j in range(3):
+                patch = padded[:, :, i:i + h, j:j + wd]
+                out += np.einsum("nchw,oc->nohw", patch, weight[:, :, i, j])
+        return out + bias[None, :, None, None]
+
+    def maxpool2(x):
+        n, c, h, wd = x.shape
+        return x.reshape(n, c, h // 2, 2, wd // 2, 2).max(axis=(3, 5))
+
+    x = x.astype(np.float64)
+    x = maxpool2(np.maximum(conv3x3(x, w["conv1.weight"], w["conv1.bias"]), 0))
+    x = maxpool2(np.maximum(conv3x3(x, w["conv2.weight"], w["conv2.bias"]), 0))
+    x = x.reshape(x.shape[0], -1)
+    x = np.maximum(x @ w["fc1.weight"].T + w["fc1.bias"], 0)
+    x = x @ w["fc2.weight"].T + w["fc2.bias"]
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
+def digits():
+    """Two 28x28 images: a ring (a zero) and a vertical bar (a one)."""
+    yy, xx = np.mgrid[0:28, 0:28]
+    ring = np.abs(np.hypot(yy - 13.5, xx - 13.5) - 8) < 2
+    bar = (np.abs(xx - 14) < 2) & (yy > 4) & (yy < 24)
+    return np.stack([ring, bar]).astype(np.float32)[:, None, :, :]
+
+
 def main():
-    out = sys.argv[1] if len(sys.argv) > 1 else os.path.join(
-        os.path.dirname(os.path.abspath(__file__)), "classifier.onnx")
-    onnx.save(make_model(), out)
-    print("wrote", out)
+    out_dir = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(
+        os.path.abspath(__file__))
+    model = make_model()
+    path = os.path.join(out_dir, "classifier.onnx")
+    onnx.save(model, path)
+    data = os.path.join(out_dir, "test_data_set_0")
+    os.makedirs(data, exist_ok=True)
+    x = digits()
+    y = reference(model, x).astype(np.float32)
+    for name, tensor in [("input_0.pb", numpy_helper.from_array(x, "input")),
+                         ("output_0.pb",
+                          numpy_helper.from_array(y, "probabilities"))]:
+        with open(os.path.join(data, name), "wb") as f:
+            f.write(tensor.SerializeToString())
+    print("wrote", path, "and", data)
 
 
 if __name__ == "__main__":

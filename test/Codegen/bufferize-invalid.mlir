@@ -1,0 +1,20 @@
+// RUN: weft-opt %s --weft-expose-program-abi --weft-bufferize -split-input-file -verify-diagnostics
+
+// Tests that an element type without a CPU kernel is refused by name.
+func.func @main(%x: tensor<1x1x4x4xf64>, %w: tensor<1x1x3x3xf64>) -> tensor<1x1x2x2xf64> {
+  // expected-error @+2 {{'weft.conv' op on f64 is not supported by the CPU backend (its kernel takes f32)}}
+  // expected-error @+1 {{failed to bufferize op}}
+  %y = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : (tensor<1x1x4x4xf64>, tensor<1x1x3x3xf64>) -> tensor<1x1x2x2xf64>
+  return %y : tensor<1x1x2x2xf64>
+}
+
+// -----
+
+// Tests that weights must have been laid out (64-byte aligned) first.
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  // expected-error @+2 {{is not 64-byte aligned in the weights file}}
+  // expected-error @+1 {{failed to bufferize op}}
+  %w = weft.weight "w" from "model.onnx" offset 13 size 16 checksum "0000000000000000" : tensor<4xf32>
+  %r = weft.softmax %w axis 0 : tensor<4xf32> -> tensor<4xf32>
+  return %r : tensor<4xf32>
+}

@@ -1,0 +1,333 @@
+#!/usr/bin/env python3
+"""Builds the end-to-end test models and their reference outputs.
+
+Three small models are defined in PyTorch with fixed seeds and exported with
+torch.onnx.export, with symbolic batch (and sequence or image) dimensions:
+
+  mlp             Gemm + Relu, opset 13, symbolic batch
+  cnn             Conv + BatchNormalization + Relu + MaxPool, two residual
+                  blocks (one strided, with a 1x1 projection), global average
+                  pool and a fully connected layer; opset 15, symbolic batch,
+                  height and width
+  transformer     token and position embeddings (Gather, Range), two encoder
+                  layers: multi-head attention with a padding mask (Equal,
+                  Where), softmax, LayerNormalization, exact GELU (Erf),
+                  residuals; a tanh pooler on the first token. Opset 17,
+                  symbolic batch and sequence
+  transformer_op14  the same network at opset 14, where layer norm is
+                  exported as ReduceMean/Sub/Pow/Sqrt/Div
+
+For every shape a model is tested with there is a folder in ONNX's test-data
+layout (input_<i>.pb, output_<i>.pb). The reference outputs come from PyTorch
+evaluating a float64 copy of the same module (cast to float32 at the end):
+an implementation independent of Weft, and more precise than the float32 one
+under test. The BatchNormalization nodes are kept in the graph (the export
+uses TrainingMode.PRESERVE on a module in eval mode) so that Weft, not the
+exporter, has to fold them.
+
+OUT/cases.json lists every case for run_e2e.py: the model, the test-data
+folder, the input shapes (for weftc --input-shape) and the tolerances.
+
+Usage: make_models.py OUT [--only NAME ...]
+
+Examples:
+  make_models.py build/test/E2E/models
+  make_models.py /tmp/e2e --only transformer
+"""
+
+import argparse
+import copy
+import json
+import math
+import os
+import sys
+import warnings
+
+import numpy as np
+
+try:
+    import onnx
+    from onnx import numpy_helper
+    import torch
+except ImportError as err:  # Reported by run_e2e.py as a skipped test.
+    print("make_models.py: missing Python module: %s" % err, file=sys.stderr)
+    sys.exit(77)
+
+RTOL = 1e-3
+ATOL = 1e-4
+
+
+class Mlp(torch.nn.Module):
+    """Three Linear layers (Gemm) with Relu between them."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc1 = torch.nn.Linear(48, 64)
+        self.fc2 = torch.nn.Linear(64, 32)
+        self.fc3 = torch.nn.Linear(32, 10)
+
+    def forward(self, x):
+        x = torch.relu(self.fc1(x))
+        x = torch.relu(self.fc2(x))
+        return self.fc3(x)
+
+
+def conv_bn(cin, cout, kernel, stride):
+    """A bias-free convolution and its batch norm, ResNet style."""
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(cin, cout, kernel, stride=stride,
+                        padding=kernel // 2, bias=False),
+        torch.nn.BatchNorm2d(cout))
+
+
+class Block(torch.nn.Module):
+    """A ResNet basic block; a strided one projects its shortcut."""
+
+    def __init__(self, cin, cout, stride):
+        super().__init__()
+        self.a = conv_bn(cin, cout, 3, stride)
+        self.b = conv_bn(cout, cout, 3, 1)
+        self.proj = None
+        if stride != 1 or cin != cout:
+            self.proj = conv_bn(cin, cout, 1, stride)
+
+    def forward(self, x):
+        y = self.b(torch.relu(self.a(x)))
+        shortcut = x if self.proj is None else self.proj(x)
+        return torch.relu(y + shortcut)
+
+
+class Cnn(torch.nn.Module):
+    """A tiny ResNet: stem, max pool, two blocks, global pool, classifier."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = conv_bn(3, 8, 3, 1)
+        self.pool = torch.nn.MaxPool2d(3, stride=2, padding=1)
+        self.block1 = Block(8, 8, 1)
+        self.block2 = Block(8, 16, 2)
+        self.fc = torch.nn.Linear(16, 10)
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.stem(x)))
+        x = self.block2(self.block1(x))
+        x = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+class Attention(torch.nn.Module):
+    """Multi-head self-attention; masked keys get -1e9 before the softmax."""
+
+    def __init__(self, dim, heads):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.ModuleList(
+            [torch.nn.Linear(dim, dim) for _ in range(3)])
+        self.out = torch.nn.Linear(dim, dim)
+
+    def forward(self, x, mask):
+        b, s, d = x.shape
+        dh = d // self.heads
+        q, k, v = [
+            lin(x).view(b, s, self.heads, dh).transpose(1, 2)
+            for lin in self.qkv
+        ]
+        scores = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dh)
+        scores = scores.masked_fill(mask[:, None, None, :] == 0, -1e9)
+        ctx = torch.matmul(torch.softmax(scores, dim=-1), v)
+        return self.out(ctx.transpose(1, 2).reshape(b, s, d))
+
+
+class EncoderLayer(torch.nn.Module):
+    """Post-norm encoder layer: attention and a GELU feed-forward."""
+
+    def __init__(self, dim, heads, hidden):
+        super().__init__()
+        self.attn = Attention(dim, heads)
+        self.norm1 = torch.nn.LayerNorm(dim)
+        self.ff1 = torch.nn.Linear(dim, hidden)
+        self.ff2 = torch.nn.Linear(hidden, dim)
+        self.norm2 = torch.nn.LayerNorm(dim)
+
+    def forward(self, x, mask):
+        x = self.norm1(x + self.attn(x, mask))
+        h = self.ff2(torch.nn.functional.gelu(self.ff1(x)))
+        return self.norm2(x + h)
+
+
+class Encoder(torch.nn.Module):
+    """A BERT-like encoder returning hidden states and a pooled vector."""
+
+    def __init__(self, vocab=64, max_len=64, dim=32, heads=4, hidden=64,
+                 layers=2):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, dim)
+        self.pos = torch.nn.Embedding(max_len, dim)
+        self.norm = torch.nn.LayerNorm(dim)
+        self.layers = torch.nn.ModuleList(
+            [EncoderLayer(dim, heads, hidden) for _ in range(layers)])
+        self.pool = torch.nn.Linear(dim, dim)
+
+    def forward(self, input_ids, attention_mask):
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        x = self.norm(self.tok(input_ids) + self.pos(positions)[None])
+        for layer in self.layers:
+            x = layer(x, attention_mask)
+        return x, torch.tanh(self.pool(x[:, 0]))
+
+
+def randomize_norms(module, gen):
+    """Gives every norm layer non-trivial statistics and affine parameters,
+    so that a kernel ignoring one of them gives wrong outputs."""
+    for m in module.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            n = m.num_features
+            m.running_mean.copy_(torch.randn(n, generator=gen) * 0.2)
+            m.running_var.copy_(torch.rand(n, generator=gen) + 0.5)
+        if isinstance(m, (torch.nn.BatchNorm2d, torch.nn.LayerNorm)):
+            m.weight.data.copy_(torch.rand(m.weight.shape, generator=gen) + 0.5)
+            m.bias.data.copy_(torch.randn(m.bias.shape, generator=gen) * 0.2)
+
+
+def token_inputs(shape, gen):
+    """Token ids and a padding mask: row r keeps s - r * s // 4 tokens (at
+    least one), the rest are padding (id 0, mask 0)."""
+    b, s = shape
+    ids = torch.randint(1, 64, (b, s), generator=gen, dtype=torch.int64)
+    mask = torch.ones(b, s, dtype=torch.int64)
+    for r in range(b):
+        keep = max(1, s - r * (s // 4))
+        mask[r, keep:] = 0
+        ids[r, keep:] = 0
+    return [ids, mask]
+
+
+# name -> (module factory, opset, input names, output names, dynamic axes,
+#          input maker, shapes to test (one per input, first input's shape
+#          given; the maker derives the others))
+MODELS = {
+    "mlp": dict(
+        make=Mlp, opset=13, inputs=["x"], outputs=["logits"],
+        dynamic={"x": {0: "batch"}, "logits": {0: "batch"}},
+        cases={"b1": [(1, 48)], "b3": [(3, 48)], "b7": [(7, 48)]},
+    ),
+    "cnn": dict(
+        make=Cnn, opset=15, inputs=["image"], outputs=["logits"],
+        dynamic={"image": {0: "batch", 2: "height", 3: "width"},
+                 "logits": {0: "batch"}},
+        cases={"b1_16x16": [(1, 3, 16, 16)], "b3_16x16": [(3, 3, 16, 16)],
+               "b2_21x19": [(2, 3, 21, 19)]},
+    ),
+    "transformer": dict(
+        make=Encoder, opset=17, inputs=["input_ids", "attention_mask"],
+        outputs=["hidden", "pooled"],
+        dynamic={"input_ids": {0: "batch", 1: "seq"},
+                 "attention_mask": {0: "batch", 1: "seq"},
+                 "hidden": {0: "batch", 1: "seq"}, "pooled": {0: "batch"}},
+        cases={"b1_s8": [(1, 8), (1, 8)], "b3_s32": [(3, 32), (3, 32)]},
+    ),
+    "transformer_op14": dict(
+        make=Encoder, opset=14, inputs=["input_ids", "attention_mask"],
+        outputs=["hidden", "pooled"],
+        dynamic={"input_ids": {0: "batch", 1: "seq"},
+                 "attention_mask": {0: "batch", 1: "seq"},
+                 "hidden": {0: "batch", 1: "seq"}, "pooled": {0: "batch"}},
+        cases={"b2_s13": [(2, 13), (2, 13)]},
+    ),
+}
+
+
+def make_inputs(name, shapes, gen):
+    if name.startswith("transformer"):
+        return token_inputs(shapes[0], gen)
+    return [torch.randn(s, generator=gen) for s in shapes]
+
+
+def write_tensors(folder, prefix, names, tensors):
+    os.makedirs(folder, exist_ok=True)
+    for i, (n, t) in enumerate(zip(names, tensors)):
+        proto = numpy_helper.from_array(t.detach().cpu().numpy(), name=n)
+        with open(os.path.join(folder, "%s_%d.pb" % (prefix, i)), "wb") as f:
+            f.write(proto.SerializeToString())
+
+
+def reference(module, inputs):
+    """Outputs of a float64 copy of `module`, cast to float32."""
+    ref = copy.deepcopy(module).double().eval()
+    args = [t.double() if t.is_floating_point() else t for t in inputs]
+    with torch.no_grad():
+        out = ref(*args)
+    if not isinstance(out, tuple):
+        out = (out,)
+    return [o.float() for o in out]
+
+
+def build(name, spec, out_dir, seed):
+    """Exports one model and writes its test-data folders; returns cases."""
+    torch.manual_seed(seed)
+    gen = torch.Generator().manual_seed(seed)
+    module = spec["make"]()
+    with torch.no_grad():
+        randomize_norms(module, gen)
+    module.eval()
+
+    folder = os.path.join(out_dir, name)
+    os.makedirs(folder, exist_ok=True)
+    onnx_path = os.path.join(folder, "model.onnx")
+    first = make_inputs(name, next(iter(spec["cases"].values())), gen)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(
+            module, tuple(first), onnx_path, opset_version=spec["opset"],
+            input_names=spec["inputs"], output_names=spec["outputs"],
+            dynamic_axes=spec["dynamic"],
+            training=torch.onnx.TrainingMode.PRESERVE)
+    onnx.checker.check_model(onnx.load(onnx_path))
+
+    cases = []
+    for case, shapes in spec["cases"].items():
+        inputs = make_inputs(name, shapes, gen)
+        outputs = reference(module, inputs)
+        data = os.path.join(folder, case)
+        write_tensors(data, "input", spec["inputs"], inputs)
+        write_tensors(data, "output", spec["outputs"], outputs)
+        cases.append({
+            "model": name,
+            "case": case,
+            "onnx": os.path.relpath(onnx_path, out_dir),
+            "data": os.path.relpath(data, out_dir),
+            "opset": spec["opset"],
+            "shapes": {n: list(t.shape)
+                       for n, t in zip(spec["inputs"], inputs)},
+            "rtol": RTOL,
+            "atol": ATOL,
+        })
+    return cases
+
+
+def main():
+    parser = argparse.ArgumentParser(
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out", help="output folder (created)")
+    parser.add_argument("--only", nargs="+", metavar="NAME",
+                        choices=sorted(MODELS), help="build only these models")
+    args = parser.parse_args()
+
+    torch.set_num_threads(1)
+    os.makedirs(args.out, exist_ok=True)
+    cases = []
+    # Each model has its own seed, so building a subset gives the same files.
+    for seed, (name, spec) in enumerate(MODELS.items(), start=1000):
+        if args.only and name not in args.only:
+            continue
+        cases += build(name, spec, args.out, seed)
+    with open(os.path.join(args.out, "cases.json"), "w") as f:
+        json.dump(cases, f, indent=1)
+    print("make_models.py: %d models, %d cases in %s" %
+          (len({c["model"] for c in cases}), len(cases), args.out))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

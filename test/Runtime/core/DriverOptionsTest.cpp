@@ -1,0 +1,111 @@
+//===- DriverOptionsTest.cpp - Tests of the driver's command line ---------===//
+//
+// Option parsing of bin/dev<k>: both spellings of values, defaults, and each
+// kind of wrong option refused with a message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+
+#include <gtest/gtest.h>
+
+using namespace weft::rt;
+
+namespace {
+
+bool parse(std::vector<std::string> args, DriverOptions &out,
+           std::string &error) {
+  args.insert(args.begin(), "dev0");
+  std::vector<char *> argv;
+  for (std::string &arg : args)
+    argv.push_back(arg.data());
+  return parseDriverOptions(static_cast<int>(argv.size()), argv.data(), out,
+                            error);
+}
+
+TEST(DriverOptionsTest, ParsesEveryOption) {
+  DriverOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--weights",    "w.bin",       "--inputs=data",
+                     "--output-dir", "out",         "--output-format=npy",
+                     "--check",      "data",        "--rtol",
+                     "0.01",         "--atol=1e-7", "--bench",
+                     "10",           "--warmup",    "0",
+                     "--threads",    "3",           "--profile",
+                     "t.json",       "--quiet"},
+                    o, error))
+      << error;
+  EXPECT_EQ(o.weightsPath, "w.bin");
+  EXPECT_EQ(o.inputsDir, "data");
+  EXPECT_EQ(o.outputDir, "out");
+  EXPECT_EQ(o.outputFormat, TensorFormat::Npy);
+  EXPECT_EQ(o.checkDir, "data");
+  EXPECT_DOUBLE_EQ(o.tolerance.rtol, 0.01);
+  EXPECT_DOUBLE_EQ(o.tolerance.atol, 1e-7);
+  EXPECT_EQ(o.benchRuns, 10);
+  EXPECT_EQ(o.warmupRuns, 0);
+  EXPECT_EQ(o.threads, 3);
+  EXPECT_EQ(o.profilePath, "t.json");
+  EXPECT_TRUE(o.quiet);
+}
+
+TEST(DriverOptionsTest, Defaults) {
+  DriverOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--input", "x=a.pb", "--input", "y=b=c.npy"}, o, error));
+  EXPECT_EQ(o.inputSpecs, (std::vector<std::string>{"x=a.pb", "y=b=c.npy"}));
+  EXPECT_DOUBLE_EQ(o.tolerance.rtol, 1e-3);
+  EXPECT_DOUBLE_EQ(o.tolerance.atol, 1e-5);
+  EXPECT_EQ(o.benchRuns, 0);
+  EXPECT_EQ(o.outputFormat, TensorFormat::OnnxPb);
+  ASSERT_TRUE(parse({"--bench", "3"}, o, error));
+  EXPECT_EQ(o.warmupRuns, 3);
+  ASSERT_TRUE(parse({"--bench", "100"}, o, error));
+  EXPECT_EQ(o.warmupRuns, 5);
+  ASSERT_TRUE(parse({"--bogus", "--help"}, o, error) == false);
+  ASSERT_TRUE(parse({"--help"}, o, error));
+  EXPECT_TRUE(o.help);
+}
+
+TEST(DriverOptionsTest, RefusesWrongOptions) {
+  struct Case {
+    std::vector<std::string> args;
+    const char *message;
+  } cases[] = {
+      {{"--bogus"}, "unknown option '--bogus'"},
+      {{"-x"}, "unexpected argument '-x'"},
+      {{"data"}, "unexpected argument 'data'"},
+      {{"--inputs"}, "--inputs needs a value"},
+      {{"--inputs="}, "--inputs needs a non-empty value"},
+      {{"--inputs", "a", "--inputs", "b"}, "--inputs given twice"},
+      {{"--inputs", "a", "--input", "x=b.pb"}, "not both"},
+      {{"--output-format", "csv"}, "must be pb or npy, not 'csv'"},
+      {{"--output-format", "npy"}, "only applies to --output-dir"},
+      {{"--rtol", "-1"}, "--rtol must be a finite number >= 0"},
+      {{"--atol", "nan"}, "--atol must be a finite number"},
+      {{"--atol", "1e999"}, "--atol must be a finite number"},
+      {{"--bench", "0"}, "--bench must be a run count >= 1, not '0'"},
+      {{"--bench", "5x"}, "not '5x'"},
+      {{"--bench", "99999999999999999999"}, "--bench must be"},
+      {{"--warmup", "2"}, "--warmup only applies to --bench"},
+      {{"--bench", "2", "--warmup", "-1"}, "--warmup must be a run count"},
+      {{"--threads", "0"}, "--threads must be between 1 and 4096"},
+      {{"--threads", "5000"}, "--threads must be between 1 and 4096"},
+  };
+  for (const Case &c : cases) {
+    DriverOptions o;
+    std::string error;
+    EXPECT_FALSE(parse(c.args, o, error)) << c.message;
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in: " << error;
+  }
+}
+
+TEST(DriverOptionsTest, MedianAndMin) {
+  std::vector<double> odd = {3, 1, 2};
+  EXPECT_EQ(medianAndMin(odd), std::make_pair(2.0, 1.0));
+  std::vector<double> even = {4, 1, 3, 2};
+  EXPECT_EQ(medianAndMin(even), std::make_pair(2.5, 1.0));
+}
+
+} // namespace

@@ -1,0 +1,223 @@
+//===- PoolTest.cpp - weft_rt_cpu_pool against direct window loops --------===//
+//
+// Max and average pooling with ceil-mode clipping, both count_include_pad
+// settings, dilations and 1-D to 3-D windows, in every dtype.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelTestSupport.h"
+
+#include <limits>
+
+using namespace weft::rt::test;
+
+namespace {
+struct PoolCase {
+  bool isMax;
+  bool countIncludePad;
+  int64_t n, c;
+  std::vector<int64_t> in, kernel, strides, dilations, padsBegin, padsEnd;
+  bool ceil = false;
+
+  std::vector<int64_t> out() const {
+    std::vector<int64_t> result;
+    for (size_t d = 0; d < in.size(); ++d) {
+      int64_t span = in[d] + padsBegin[d] + padsEnd[d] -
+                     (kernel[d] - 1) * dilations[d] - 1;
+      result.push_back((ceil ? (span + strides[d] - 1) : span) / strides[d] +
+                       1);
+    }
+    return result;
+  }
+  Params params(weft_rt_dtype dtype) const {
+    Params p;
+    p.add({dtype, isMax ? 0 : 1, countIncludePad ? 1 : 0,
+           static_cast<int64_t>(in.size()), n, c})
+        .add(in)
+        .add(kernel)
+        .add(strides)
+        .add(dilations)
+        .add(padsBegin)
+        .add(padsEnd)
+        .add(out());
+    return p;
+  }
+};
+
+template <typename T>
+std::vector<double> referencePool(const PoolCase &c, const std::vector<T> &x) {
+  std::vector<int64_t> out = c.out();
+  size_t rank = c.in.size();
+  int64_t outPlane = product(out), inPlane = product(c.in);
+  int64_t taps = product(c.kernel);
+  std::vector<double> y(c.n * c.c * outPlane);
+  for (int64_t plane = 0; plane < c.n * c.c; ++plane)
+    for (int64_t o = 0; o < outPlane; ++o) {
+      auto position = unravel(o, out);
+      double best = std::numeric_limits<T>::lowest(), sum = 0;
+      int64_t valid = 0, padded = 0;
+      for (int64_t t = 0; t < taps; ++t) {
+        auto tap = unravel(t, c.kernel);
+        bool inside = true, insidePadded = true;
+        int64_t offset = 0;
+        for (size_t d = 0; d < rank; ++d) {
+          int64_t i = position[d] * c.strides[d] - c.padsBegin[d] +
+                      tap[d] * c.dilations[d];
+          inside = inside && i >= 0 && i < c.in[d];
+          insidePadded = insidePadded && i < c.in[d] + c.padsEnd[d];
+          offset = offset * c.in[d] + i;
+        }
+        padded += insidePadded;
+        if (!inside)
+          continue;
+        double v = x[plane * inPlane + offset];
+        best = std::max(best, v);
+        sum += v;
+        ++valid;
+      }
+      int64_t count = c.countIncludePad ? padded : valid;
+      y[plane * outPlane + o] =
+          c.isMax ? best : (count ? sum / static_cast<double>(count) : 0.0);
+    }
+  return y;
+}
+
+class PoolTest : public KernelTest {
+protected:
+  template <typename T> void check(const PoolCase &c, weft_rt_dtype dtype) {
+    bool isFloat = std::is_floating_point_v<T>;
+    auto x = randomValues<T>(c.n * c.c * product(c.in), 31,
+                             isFloat ? -1.0 : (std::is_signed_v<T> ? -128 : 0),
+                             isFloat ? 1.0 : (std::is_signed_v<T> ? 127 : 255));
+    auto expected = referencePool(c, x);
+    std::vector<T> out(expected.size(), T(42));
+    Params p = c.params(dtype);
+    ASSERT_EQ(weft_rt_cpu_pool(ctx, p.data(), x.data(), out.data()), WEFT_RT_OK)
+        << error();
+    EXPECT_TRUE(allClose(out, expected, 1e-5, 1e-6));
+  }
+};
+} // namespace
+
+// Tests ResNet's 3x3 stride-2 max pool and a global average pool.
+TEST_P(PoolTest, ResNetShapes) {
+  check<float>(
+      {true, false, 1, 4, {12, 12}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      WEFT_RT_F32);
+  check<float>(
+      {false, false, 1, 8, {7, 7}, {7, 7}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      WEFT_RT_F32);
+}
+
+// Tests ceil-mode windows clipped at the end, for max and both averages.
+TEST_P(PoolTest, CeilModeClipping) {
+  for (bool isMax : {true, false})
+    for (bool includePad : {false, true}) {
+      // Ceil mode adds a window on each axis; the last one on axis 1 starts
+      // in the end padding and runs past it.
+      PoolCase c{isMax,  includePad, 2,      3,      {8, 9}, {3, 2},
+                 {2, 2}, {1, 1},     {0, 1}, {0, 1}, true};
+      ASSERT_EQ(c.out(), (std::vector<int64_t>{4, 6}));
+      check<float>(c, WEFT_RT_F32);
+      check<double>(c, WEFT_RT_F64);
+    }
+}
+
+// Tests count_include_pad with pads on both sides and no ceil mode.
+TEST_P(PoolTest, AveragePadding) {
+  for (bool includePad : {false, true}) {
+    check<float>({false,
+                  includePad,
+                  1,
+                  2,
+                  {5, 6},
+                  {3, 3},
+                  {1, 1},
+                  {1, 1},
+                  {1, 2},
+                  {2, 1}},
+                 WEFT_RT_F32);
+    check<double>({false, includePad, 1, 2, {6}, {4}, {3}, {1}, {2}, {2}, true},
+                  WEFT_RT_F64);
+  }
+}
+
+// Tests dilated windows with pads.
+TEST_P(PoolTest, Dilations) {
+  for (bool isMax : {true, false})
+    check<float>({isMax,
+                  false,
+                  1,
+                  3,
+                  {11, 10},
+                  {3, 2},
+                  {1, 2},
+                  {2, 3},
+                  {2, 1},
+                  {1, 2},
+                  true},
+                 WEFT_RT_F32);
+}
+
+// Tests 1-D and 3-D windows.
+TEST_P(PoolTest, OneAndThreeDimensions) {
+  check<float>({true, false, 2, 3, {15}, {4}, {3}, {1}, {1}, {2}}, WEFT_RT_F32);
+  check<float>({false,
+                true,
+                1,
+                2,
+                {5, 6, 7},
+                {2, 3, 2},
+                {2, 1, 2},
+                {1, 1, 2},
+                {1, 0, 1},
+                {0, 1, 1}},
+               WEFT_RT_F32);
+}
+
+// Tests max pooling of bytes and doubles.
+TEST_P(PoolTest, MaxDtypes) {
+  PoolCase c{true,   false,  1,      3,      {9, 9}, {3, 3},
+             {2, 2}, {1, 1}, {1, 1}, {1, 1}, true};
+  check<int8_t>(c, WEFT_RT_I8);
+  check<uint8_t>(c, WEFT_RT_U8);
+  check<double>(c, WEFT_RT_F64);
+}
+
+// Tests a large pool, split over threads.
+TEST_P(PoolTest, LargePlanes) {
+  check<float>(
+      {true, false, 1, 64, {56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      WEFT_RT_F32);
+}
+
+// Tests that bad blocks fail with a message.
+TEST_P(PoolTest, Errors) {
+  std::vector<float> x(4096), out(4096);
+  PoolCase c{false,  false,  1,      2,      {8, 8},
+             {3, 3}, {2, 2}, {1, 1}, {0, 0}, {0, 0}};
+  EXPECT_EQ(
+      weft_rt_cpu_pool(ctx, c.params(WEFT_RT_I8).data(), x.data(), out.data()),
+      WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(error().find("average pool: dtype i8"), std::string::npos)
+      << error();
+  Params p = c.params(WEFT_RT_F32);
+  p.words.back() = 5;
+  EXPECT_EQ(weft_rt_cpu_pool(ctx, p.data(), x.data(), out.data()),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("expected 3 (or 4 in ceil mode)"), std::string::npos)
+      << error();
+  p = c.params(WEFT_RT_F32);
+  p.words[1] = 2;
+  EXPECT_EQ(weft_rt_cpu_pool(ctx, p.data(), x.data(), out.data()),
+            WEFT_RT_INVALID_ARGUMENT);
+  p = c.params(WEFT_RT_F32);
+  p.words[3] = 0;
+  EXPECT_EQ(weft_rt_cpu_pool(ctx, p.data(), x.data(), out.data()),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(
+      weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F32).data(), nullptr, out.data()),
+      WEFT_RT_INVALID_ARGUMENT);
+}
+
+WEFT_KERNEL_TEST_THREADS(PoolTest);
