@@ -267,13 +267,32 @@ LogicalResult PoolOp::inferReturnTypes(MLIRContext *,
       inferWindowSizes(inputType.getShape().drop_front(2), kernel, window, loc);
   if (failed(sizes))
     return failure();
+  if (adaptor.getWithIndices() && isAverage)
+    return emitOptionalError(loc, "with_indices is only for max pooling");
+  if (adaptor.getColumnMajor() && !adaptor.getWithIndices())
+    return emitOptionalError(loc, "column_major needs with_indices");
   SmallVector<int64_t> shape(inputType.getShape().take_front(2));
   llvm::append_range(shape, *sizes);
   inferred.push_back(RankedTensorType::get(shape, inputType.getElementType()));
+  if (adaptor.getWithIndices())
+    inferred.push_back(RankedTensorType::get(
+        shape, IntegerType::get(inputType.getContext(), 64)));
   return success();
 }
 
 LogicalResult PoolOp::canonicalize(PoolOp op, PatternRewriter &rewriter) {
+  // Indices nobody reads are not worth computing.
+  if (Value indices = op.getIndices(); indices && indices.use_empty()) {
+    Properties props = op.getProperties();
+    props.setWithIndices(UnitAttr());
+    props.setColumnMajor(UnitAttr());
+    auto pool = PoolOp::create(rewriter, op.getLoc(),
+                               TypeRange(op.getResult().getType()),
+                               op->getOperands(), props);
+    rewriter.replaceAllUsesWith(op.getResult(), pool.getResult());
+    rewriter.eraseOp(op);
+    return success();
+  }
   return resolveAutoPad(op, op.getKernelShape(), rewriter);
 }
 

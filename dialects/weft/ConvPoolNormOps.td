@@ -132,12 +132,24 @@ def Weft_PoolOp : Weft_Op<"pool"> {
     that overhang the end padding take only their in-bounds positions
     (`count_include_pad` counts the explicit padding, not the overhang).
     `auto_pad` is as for `weft.conv`: output size ceil(D_i / strides[i]).
-    MaxPool's Indices output is not provided.
+
+    With `with_indices`, a `max` pool has a second result, `indices`
+    (MaxPool's Indices output): for each maximum, the flat index of the input
+    element it came from (the first such element of the window in row-major
+    order when several hold the maximum). The index counts whole N x C
+    planes, then the spatial position in row-major order, or in column-major
+    order with `column_major` (ONNX's `storage_order = 1`): for a 2-D pool
+    it is `(n * C + c) * H * W + h * W + w`, or `... + w * H + h`. Padding
+    is never the maximum's origin. Canonicalization drops an unused
+    `indices` result.
 
     ```mlir
     %p = weft.pool max %x kernel_shape [3, 3] strides [2, 2]
            pads [1, 1, 1, 1] dilations [1, 1]
            : tensor<?x64x112x112xf32> -> tensor<?x64x56x56xf32>
+    %m, %i = weft.pool max %x kernel_shape [2, 2] strides [2, 2]
+           pads [0, 0, 0, 0] dilations [1, 1] with_indices
+           : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
     ```
 
     **Constraints:**
@@ -147,7 +159,9 @@ def Weft_PoolOp : Weft_Op<"pool"> {
     - `average` needs a float element type; `count_include_pad` is only for
       `average`;
     - every output size is >= 1 (the window fits in the padded input);
-    - the result is N x C x (output sizes) with the input's element type.
+    - the result is N x C x (output sizes) with the input's element type;
+    - `with_indices` is only for `max`, and gives `indices`, i64 with the
+      result's shape; `column_major` needs `with_indices`.
   }];
   let arguments = (ins Weft_NumericTensor:$input, Weft_PoolKind:$kind,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -155,13 +169,16 @@ def Weft_PoolOp : Weft_Op<"pool"> {
                        DenseI64ArrayAttr:$dilations, UnitAttr:$ceil_mode,
                        UnitAttr:$count_include_pad,
                        DefaultValuedAttr<Weft_AutoPad,
-                           "::mlir::weft::AutoPad::notset">:$auto_pad);
-  let results = (outs Weft_NumericTensor:$result);
+                           "::mlir::weft::AutoPad::notset">:$auto_pad,
+                       UnitAttr:$with_indices, UnitAttr:$column_major);
+  let results = (outs Weft_NumericTensor:$result,
+                      Optional<Weft_I64Tensor>:$indices);
   let assemblyFormat = [{
     $kind $input `kernel_shape` $kernel_shape `strides` $strides `pads` $pads
     `dilations` $dilations (`ceil_mode` $ceil_mode^)?
     (`count_include_pad` $count_include_pad^)? (`auto_pad` $auto_pad^)?
-    attr-dict `:` type($input) `->` type($result)
+    (`with_indices` $with_indices^)? (`column_major` $column_major^)?
+    attr-dict `:` type($input) `->` type($result) (`,` type($indices)^)?
   }];
   let hasCanonicalizeMethod = 1;
 }

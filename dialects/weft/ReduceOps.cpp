@@ -52,13 +52,99 @@ static bool isIdentityOnSingletons(ReduceKind kind) {
   llvm_unreachable("unknown reduce kind");
 }
 
+/// The static length n of a run-time axes operand, which must be 1-D with
+/// 1 <= n <= `maxLength`.
+static FailureOr<int64_t> getDynamicAxesCount(Value axes, int64_t maxLength,
+                                              std::optional<Location> loc) {
+  auto type = dyn_cast<RankedTensorType>(axes.getType());
+  if (!type || type.getRank() != 1 || type.isDynamicDim(0))
+    return emitOptionalError(
+        loc, "dynamic_axes must be 1-D with a static length, got ",
+        axes.getType());
+  int64_t count = type.getDimSize(0);
+  if (count < 1 || count > maxLength)
+    return emitOptionalError(loc, "dynamic_axes has ", count,
+                             " entries, expected 1 to ", maxLength,
+                             " (one per reduced dimension)");
+  return count;
+}
+
+/// The axes a constant `dynamic_axes` operand holds, normalized and sorted
+/// as the attribute form wants them; nullopt when they are not known at
+/// compile time. Fails, with an error at `loc` when given, on invalid axes.
+static FailureOr<std::optional<SmallVector<int64_t>>>
+getConstantAxes(std::optional<SmallVector<int64_t>> values, int64_t rank,
+                std::optional<Location> loc) {
+  if (!values)
+    return std::optional<SmallVector<int64_t>>();
+  FailureOr<SmallVector<int64_t>> axes =
+      normalizeAxes(*values, rank, loc, "dynamic_axes");
+  if (failed(axes))
+    return failure();
+  llvm::sort(*axes);
+  return std::optional<SmallVector<int64_t>>(std::move(*axes));
+}
+
+/// The result shape of a reduction over `count` axes of `shape` that are
+/// known only at run time. With `keepdims` each dimension is either kept or
+/// 1; without, result dimension j is one of input dimensions j .. j + count.
+/// A dimension is static where every choice gives the same size.
+static SmallVector<int64_t>
+inferUnknownAxesShape(ArrayRef<int64_t> shape, int64_t count, bool keepdims) {
+  int64_t rank = shape.size();
+  SmallVector<int64_t> result;
+  if (keepdims) {
+    for (int64_t size : shape)
+      result.push_back(size == 1 || count == rank ? 1 : ShapedType::kDynamic);
+    return result;
+  }
+  for (int64_t j = 0; j < rank - count; ++j) {
+    ArrayRef<int64_t> choices = shape.slice(j, count + 1);
+    bool same = llvm::all_equal(choices) && !ShapedType::isDynamic(choices[0]);
+    result.push_back(same ? choices[0] : ShapedType::kDynamic);
+  }
+  return result;
+}
+
 LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
                                          std::optional<Location> loc,
                                          Adaptor adaptor,
                                          SmallVectorImpl<Type> &inferred) {
   auto type = cast<RankedTensorType>(adaptor.getInput().getType());
   int64_t rank = type.getRank();
-  ArrayRef<int64_t> axes = adaptor.getAxes();
+  // Properties built by hand (not parsed) may lack the default `axes`.
+  ArrayRef<int64_t> axes;
+  if (DenseI64ArrayAttr axesAttr = adaptor.getAxesAttr())
+    axes = axesAttr.asArrayRef();
+  ReduceKind kind = adaptor.getKind();
+  if (type.getElementType().isInteger(1) && kind != ReduceKind::max &&
+      kind != ReduceKind::min)
+    return emitOptionalError(loc, "reduction '", stringifyReduceKind(kind),
+                             "' does not accept i1 elements (only max and "
+                             "min do)");
+
+  std::optional<SmallVector<int64_t>> constantAxes;
+  if (Value dynamicAxes = adaptor.getDynamicAxes()) {
+    if (!axes.empty())
+      return emitOptionalError(loc, "axes ", formatList(axes),
+                               " must be empty when dynamic_axes is given");
+    FailureOr<int64_t> count = getDynamicAxesCount(dynamicAxes, rank, loc);
+    if (failed(count))
+      return failure();
+    FailureOr<std::optional<SmallVector<int64_t>>> known =
+        getConstantAxes(getConstantIntValues(dynamicAxes), rank, loc);
+    if (failed(known))
+      return failure();
+    if (!*known) {
+      inferred.push_back(RankedTensorType::get(
+          inferUnknownAxesShape(type.getShape(), *count, adaptor.getKeepdims()),
+          type.getElementType()));
+      return success();
+    }
+    constantAxes = std::move(*known);
+    axes = *constantAxes;
+  }
+
   for (auto [i, axis] : llvm::enumerate(axes)) {
     if (axis < 0 || axis >= rank)
       return emitOptionalError(loc, "axis ", axis,
@@ -68,12 +154,6 @@ LogicalResult ReduceOp::inferReturnTypes(MLIRContext *,
       return emitOptionalError(loc, "axes ", formatList(axes),
                                " must be strictly increasing");
   }
-  ReduceKind kind = adaptor.getKind();
-  if (type.getElementType().isInteger(1) && kind != ReduceKind::max &&
-      kind != ReduceKind::min)
-    return emitOptionalError(loc, "reduction '", stringifyReduceKind(kind),
-                             "' does not accept i1 elements (only max and "
-                             "min do)");
 
   SmallVector<int64_t> shape;
   for (auto [dim, size] : llvm::enumerate(type.getShape())) {
@@ -310,6 +390,20 @@ Attribute ConstantReducer::foldInt() {
 
 OpFoldResult ReduceOp::fold(FoldAdaptor adaptor) {
   auto inputType = getInput().getType();
+  // Run-time axes that turn out constant become the attribute form, in
+  // place; the other folds need the axes.
+  if (getDynamicAxes()) {
+    FailureOr<std::optional<SmallVector<int64_t>>> axes =
+        getConstantAxes(getIntValues(adaptor.getDynamicAxes()),
+                        inputType.getRank(), std::nullopt);
+    // An empty list would mean "no axes" in the attribute form; the
+    // verifier reports it in the run-time form.
+    if (failed(axes) || !*axes || (*axes)->empty())
+      return {};
+    setAxes(**axes);
+    getDynamicAxesMutable().clear();
+    return getResult();
+  }
   // Folding may run before verification (createOrFold).
   if (!llvm::all_of(getAxes(), [&](int64_t axis) {
         return axis >= 0 && axis < inputType.getRank();

@@ -81,26 +81,58 @@ def Weft_ReduceOp : Weft_Op<"reduce"> {
     op, and so do GlobalAveragePool and GlobalMaxPool (`mean` and `max` over
     dimensions 2.. with `keepdims`).
 
+    The axes may instead be computed at run time (ONNX's `axes` input from
+    opset 13 or 18): the 1-D i64 operand `dynamic_axes` then holds them,
+    with ONNX's conventions (each in [-rank, rank), negative ones counting
+    from the end, distinct, in any order), and the attribute `axes` stays
+    empty. Its static length n >= 1 is the number of reduced axes, so the
+    result has rank `rank` with `keepdims` and `rank - n` without; a result
+    dimension is static where every choice of axes gives the same size.
+    Folding turns a constant `dynamic_axes` into the attribute form, so for
+    static models later passes only ever see `axes`.
+
     ```mlir
     %m = weft.reduce mean %x axes [2, 3] keepdims
            : tensor<?x64x7x7xf32> -> tensor<?x64x1x1xf32>
     %s = weft.reduce sum %x axes [0, 1, 2, 3]
            : tensor<?x64x7x7xf32> -> tensor<f32>
+    %r = weft.reduce sum %x axes %axes keepdims
+           : tensor<3x1xf32>, tensor<1xi64> -> tensor<?x1xf32>
     ```
 
     **Constraints:**
     - every axis is in [0, rank), and `axes` are strictly increasing;
     - the element type is `i1` only for `max` and `min`;
     - the result has the input's element type and its shape with the axes
-      in `axes` removed (or, with `keepdims`, set to 1).
+      in `axes` removed (or, with `keepdims`, set to 1);
+    - with `dynamic_axes`, `axes` is empty, `dynamic_axes` is 1-D with a
+      static length in [1, rank], and its entries, when constant, are valid
+      axes as above (before normalization).
   }];
   let arguments = (ins Weft_Tensor:$input, Weft_ReduceKind:$kind,
-                       DenseI64ArrayAttr:$axes, UnitAttr:$keepdims);
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       UnitAttr:$keepdims,
+                       Optional<Weft_I64Tensor>:$dynamic_axes);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $kind $input `axes` $axes (`keepdims` $keepdims^)? attr-dict `:`
-    type($input) `->` type($result)
+    $kind $input `axes` ($dynamic_axes^):($axes)? (`keepdims` $keepdims^)?
+    attr-dict `:` type($input) (`,` type($dynamic_axes)^)? `->` type($result)
   }];
+  // The attribute form's builders, with the signatures they had before
+  // `dynamic_axes` existed.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::weft::ReduceKind":$kind,
+                   "::llvm::ArrayRef<int64_t>":$axes, "bool":$keepdims), [{
+      build($_builder, $_state, input, kind, axes, keepdims,
+            /*dynamic_axes=*/::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::weft::ReduceKind":$kind,
+                   "::llvm::ArrayRef<int64_t>":$axes, "bool":$keepdims), [{
+      build($_builder, $_state, result, input, kind, axes, keepdims,
+            /*dynamic_axes=*/::mlir::Value());
+    }]>
+  ];
   let hasFolder = 1;
 }
 

@@ -165,6 +165,42 @@ static Value createI64Vector(PatternRewriter &rewriter, Location loc,
 }
 
 //===----------------------------------------------------------------------===//
+// Helpers: lists given at run time
+//===----------------------------------------------------------------------===//
+
+/// True when OpTy's type inference accepts `operands` and `props` and gives
+/// types that the results of `op` can keep. The folds that move a list
+/// given at run time (axes, sizes, pads) into its attribute check the new
+/// form with it, so that they never build an invalid op.
+template <typename OpTy>
+static bool acceptsForm(OpTy op, ValueRange operands,
+                        const typename OpTy::Properties &props) {
+  MLIRContext *context = op.getContext();
+  typename OpTy::Adaptor adaptor(operands, DictionaryAttr::get(context), props);
+  SmallVector<Type> types;
+  return succeeded(
+             OpTy::inferReturnTypes(context, std::nullopt, adaptor, types)) &&
+         areCompatibleTensorTypes(types, op->getResultTypes());
+}
+
+/// The entries of a constant run-time axes operand normalized against
+/// `rank` (and sorted when `sort` is set); nullopt when they are not known
+/// or not valid axes.
+static std::optional<SmallVector<int64_t>>
+getNormalizedAxes(Attribute values, int64_t rank, bool sort) {
+  std::optional<SmallVector<int64_t>> axes = getIntValues(values);
+  if (!axes || axes->empty())
+    return std::nullopt;
+  FailureOr<SmallVector<int64_t>> normalized =
+      normalizeAxes(*axes, rank, std::nullopt);
+  if (failed(normalized))
+    return std::nullopt;
+  if (sort)
+    llvm::sort(*normalized);
+  return *normalized;
+}
+
+//===----------------------------------------------------------------------===//
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 
@@ -323,8 +359,37 @@ void FlattenOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 
 OpFoldResult SqueezeOp::fold(FoldAdaptor adaptor) {
+  auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (Value dynamicAxes = getDynamicAxes()) {
+    // Constant axes, or as many dimensions that can be 1 as there are axes,
+    // give the attribute form (in place).
+    std::optional<SmallVector<int64_t>> axes;
+    if (Attribute values = adaptor.getDynamicAxes()) {
+      axes = getNormalizedAxes(values, inputType.getRank(), /*sort=*/true);
+    } else {
+      auto axesType = cast<RankedTensorType>(dynamicAxes.getType());
+      SmallVector<int64_t> ones;
+      for (auto [i, d] : llvm::enumerate(inputType.getShape()))
+        if (d == 1 || ShapedType::isDynamic(d))
+          ones.push_back(i);
+      if (axesType.getRank() == 1 &&
+          static_cast<int64_t>(ones.size()) == axesType.getDimSize(0))
+        axes = std::move(ones);
+    }
+    if (!axes)
+      return foldPureReshape(getInput(), adaptor.getInput(), getType(),
+                             /*isIdentity=*/false);
+    Properties props = getProperties();
+    props.setAxes(DenseI64ArrayAttr::get(getContext(), *axes));
+    if (!acceptsForm(*this, getInput(), props))
+      return {};
+    setAxes(*axes);
+    getDynamicAxesMutable().clear();
+    return getResult();
+  }
   // squeeze(unsqueeze(x)) with the same axes is x.
-  if (auto unsqueeze = getInput().getDefiningOp<UnsqueezeOp>()) {
+  if (auto unsqueeze = getInput().getDefiningOp<UnsqueezeOp>();
+      unsqueeze && !unsqueeze.getDynamicAxes()) {
     SmallVector<int64_t> a(getAxes()), b(unsqueeze.getAxes());
     llvm::sort(a);
     llvm::sort(b);
@@ -345,6 +410,22 @@ void SqueezeOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 
 OpFoldResult UnsqueezeOp::fold(FoldAdaptor adaptor) {
+  if (Value dynamicAxes = getDynamicAxes()) {
+    // Constant axes give the attribute form (in place).
+    int64_t rank = getType().getRank();
+    std::optional<SmallVector<int64_t>> axes =
+        getNormalizedAxes(adaptor.getDynamicAxes(), rank, /*sort=*/true);
+    if (!axes)
+      return foldPureReshape(getInput(), adaptor.getInput(), getType(),
+                             /*isIdentity=*/false);
+    Properties props = getProperties();
+    props.setAxes(DenseI64ArrayAttr::get(getContext(), *axes));
+    if (!acceptsForm(*this, getInput(), props))
+      return {};
+    setAxes(*axes);
+    getDynamicAxesMutable().clear();
+    return getResult();
+  }
   return foldPureReshape(getInput(), adaptor.getInput(), getType(),
                          getAxes().empty());
 }
@@ -473,6 +554,29 @@ void ConcatOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 LogicalResult SplitOp::fold(FoldAdaptor adaptor,
                             SmallVectorImpl<OpFoldResult> &results) {
+  // Constant run-time sizes give the `sizes` form (in place: no results),
+  // and so does a static dimension that leaves one choice: all of it for a
+  // single piece, nothing for each piece of an empty one.
+  if (getDynamicSizes()) {
+    std::optional<SmallVector<int64_t>> sizes =
+        getIntValues(adaptor.getDynamicSizes());
+    auto inputType = cast<RankedTensorType>(getInput().getType());
+    int64_t dim = getAxis() < static_cast<uint64_t>(inputType.getRank())
+                      ? inputType.getDimSize(getAxis())
+                      : ShapedType::kDynamic;
+    if (!sizes &&
+        (dim == 0 || (getNumResults() == 1 && !ShapedType::isDynamic(dim))))
+      sizes.emplace(getNumResults(), dim);
+    if (sizes) {
+      Properties props = getProperties();
+      props.setSizes(DenseI64ArrayAttr::get(getContext(), *sizes));
+      if (acceptsForm(*this, getInput(), props)) {
+        setSizes(*sizes);
+        getDynamicSizesMutable().clear();
+        return success();
+      }
+    }
+  }
   if (getNumResults() == 1 && getInput().getType() == getResult(0).getType()) {
     results.push_back(getInput());
     return success();
@@ -547,6 +651,22 @@ void SplitOp::getCanonicalizationPatterns(RewritePatternSet &results,
 
 OpFoldResult SliceOp::fold(FoldAdaptor adaptor) {
   auto inputType = cast<RankedTensorType>(getInput().getType());
+  if (getDynamicAxes()) {
+    // Constant axes give the attribute form (in place), which the folds
+    // below need.
+    std::optional<SmallVector<int64_t>> axes = getNormalizedAxes(
+        adaptor.getDynamicAxes(), inputType.getRank(), /*sort=*/false);
+    if (!axes)
+      return {};
+    Properties props = getProperties();
+    props.setAxes(DenseI64ArrayAttr::get(getContext(), *axes));
+    if (!acceptsForm(*this, {getInput(), getStarts(), getEnds(), getSteps()},
+                     props))
+      return {};
+    setAxes(*axes);
+    getDynamicAxesMutable().clear();
+    return getResult();
+  }
   FailureOr<SliceParams> params = getSliceParams(
       getStarts(), getEnds(), getSteps(), getAxes(), std::nullopt);
   if (failed(params))
@@ -608,7 +728,7 @@ struct SliceOfShape : public OpRewritePattern<SliceOp> {
   LogicalResult matchAndRewrite(SliceOp op,
                                 PatternRewriter &rewriter) const override {
     auto shape = op.getInput().getDefiningOp<ShapeOp>();
-    if (!shape)
+    if (!shape || op.getDynamicAxes())
       return failure();
     FailureOr<SliceParams> params =
         getSliceParams(op.getStarts(), op.getEnds(), op.getSteps(),
@@ -791,6 +911,26 @@ void ExpandOp::getCanonicalizationPatterns(RewritePatternSet &results,
 //===----------------------------------------------------------------------===//
 
 OpFoldResult PadOp::fold(FoldAdaptor adaptor) {
+  if (getDynamicPads()) {
+    // Constant pads give the attribute form (in place), which the folds
+    // below need.
+    std::optional<SmallVector<int64_t>> pads =
+        getIntValues(adaptor.getDynamicPads());
+    if (!pads)
+      return {};
+    Properties props = getProperties();
+    props.setPads(DenseI64ArrayAttr::get(getContext(), *pads));
+    SmallVector<Value> operands = {getInput()};
+    if (getValue())
+      operands.push_back(getValue());
+    props.operandSegmentSizes = {1, static_cast<int32_t>(operands.size() - 1),
+                                 0};
+    if (!acceptsForm(*this, operands, props))
+      return {};
+    setPads(*pads);
+    getDynamicPadsMutable().clear();
+    return getResult();
+  }
   if (llvm::all_of(getPads(), [](int64_t p) { return p == 0; }) &&
       getInput().getType() == getType())
     return getInput();

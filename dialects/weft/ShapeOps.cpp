@@ -50,6 +50,43 @@ static LogicalResult checkShapeOperand(Value shape, std::optional<Location> loc,
 }
 
 //===----------------------------------------------------------------------===//
+// Helpers: lists given at run time
+//===----------------------------------------------------------------------===//
+
+/// An attribute list, empty when absent (properties built by hand, not
+/// parsed, may lack the default).
+static ArrayRef<int64_t> getList(DenseI64ArrayAttr attr) {
+  return attr ? attr.asArrayRef() : ArrayRef<int64_t>();
+}
+
+/// Checks an operand `what` that replaces the attribute `attrName` (which
+/// must then be empty): it is 1-D with a static length in [minLength,
+/// maxLength]. Returns that length.
+static FailureOr<int64_t> checkRunTimeList(Value value, StringRef what,
+                                           ArrayRef<int64_t> attr,
+                                           StringRef attrName,
+                                           int64_t minLength, int64_t maxLength,
+                                           std::optional<Location> loc) {
+  if (!attr.empty())
+    return emitOptionalError(loc, attrName, " must be empty when ", what,
+                             " is given");
+  FailureOr<RankedTensorType> type = getRankedType(value, loc, what);
+  if (failed(type))
+    return failure();
+  if (type->getRank() != 1 || type->isDynamicDim(0))
+    return emitOptionalError(loc, what,
+                             " must be 1-D with a static length, got ", *type);
+  int64_t length = type->getDimSize(0);
+  if (minLength == maxLength && length != minLength)
+    return emitOptionalError(loc, what, " has ", length, " entries, expected ",
+                             minLength);
+  if (length < minLength || length > maxLength)
+    return emitOptionalError(loc, what, " has ", length, " entries, expected ",
+                             minLength, " to ", maxLength);
+  return length;
+}
+
+//===----------------------------------------------------------------------===//
 // ReshapeOp
 //===----------------------------------------------------------------------===//
 
@@ -197,15 +234,55 @@ LogicalResult SqueezeOp::inferReturnTypes(MLIRContext *,
   if (failed(inputType))
     return failure();
   int64_t rank = inputType->getRank();
-  for (int64_t axis : adaptor.getAxes())
+  ArrayRef<int64_t> axes = getList(adaptor.getAxesAttr());
+  SmallVector<int64_t> resolved;
+  if (Value dynamicAxes = adaptor.getDynamicAxes()) {
+    FailureOr<int64_t> count = checkRunTimeList(dynamicAxes, "dynamic_axes",
+                                                axes, "axes", 1, rank, loc);
+    if (failed(count))
+      return failure();
+    // The dimensions that can be 1: when there are just enough of them, the
+    // axes are known whatever their run-time values.
+    SmallVector<int64_t> ones;
+    for (auto [i, d] : llvm::enumerate(inputType->getShape()))
+      if (d == 1 || ShapedType::isDynamic(d))
+        ones.push_back(i);
+    if (static_cast<int64_t>(ones.size()) < *count)
+      return emitOptionalError(loc, "cannot squeeze ", *count,
+                               " dimensions of ", *inputType, ": only ",
+                               ones.size(), " can be 1");
+    if (std::optional<SmallVector<int64_t>> values =
+            getConstantIntValues(dynamicAxes)) {
+      FailureOr<SmallVector<int64_t>> normalized =
+          normalizeAxes(*values, rank, loc, "dynamic_axes");
+      if (failed(normalized))
+        return failure();
+      resolved = std::move(*normalized);
+    } else if (static_cast<int64_t>(ones.size()) == *count) {
+      resolved = std::move(ones);
+    } else {
+      // Result dimension j is one of input dimensions j .. j + count.
+      ArrayRef<int64_t> in = inputType->getShape();
+      SmallVector<int64_t> shape;
+      for (int64_t j = 0; j < rank - *count; ++j) {
+        ArrayRef<int64_t> choices = in.slice(j, *count + 1);
+        shape.push_back(llvm::all_equal(choices) ? choices[0] : kDynamic);
+      }
+      inferred.push_back(
+          RankedTensorType::get(shape, inputType->getElementType()));
+      return success();
+    }
+    axes = resolved;
+  }
+  for (int64_t axis : axes)
     if (axis < 0 || axis >= rank)
       return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
                                rank, " (expected [0, ", rank, "))");
-  if (failed(normalizeAxes(adaptor.getAxes(), rank, loc)))
+  if (failed(normalizeAxes(axes, rank, loc)))
     return failure();
   SmallVector<int64_t> shape;
   for (auto [i, d] : llvm::enumerate(inputType->getShape())) {
-    if (!llvm::is_contained(adaptor.getAxes(), static_cast<int64_t>(i))) {
+    if (!llvm::is_contained(axes, static_cast<int64_t>(i))) {
       shape.push_back(d);
       continue;
     }
@@ -229,18 +306,53 @@ LogicalResult UnsqueezeOp::inferReturnTypes(MLIRContext *,
       getRankedType(adaptor.getInput(), loc, "input");
   if (failed(inputType))
     return failure();
-  int64_t rank = inputType->getRank() + adaptor.getAxes().size();
-  for (int64_t axis : adaptor.getAxes())
+  ArrayRef<int64_t> axes = getList(adaptor.getAxesAttr());
+  SmallVector<int64_t> resolved;
+  if (Value dynamicAxes = adaptor.getDynamicAxes()) {
+    FailureOr<int64_t> count =
+        checkRunTimeList(dynamicAxes, "dynamic_axes", axes, "axes", 1,
+                         std::numeric_limits<int32_t>::max(), loc);
+    if (failed(count))
+      return failure();
+    int64_t inRank = inputType->getRank();
+    int64_t rank = inRank + *count;
+    std::optional<SmallVector<int64_t>> values =
+        getConstantIntValues(dynamicAxes);
+    if (!values) {
+      // Result dimension j is an inserted 1 or one of input dimensions
+      // j - count .. j.
+      ArrayRef<int64_t> in = inputType->getShape();
+      SmallVector<int64_t> shape;
+      for (int64_t j = 0; j < rank; ++j) {
+        int64_t first = std::max<int64_t>(0, j - *count);
+        int64_t last = std::min<int64_t>(inRank - 1, j);
+        bool ones = llvm::all_of(in.slice(first, last - first + 1),
+                                 [](int64_t d) { return d == 1; });
+        shape.push_back(ones ? 1 : kDynamic);
+      }
+      inferred.push_back(
+          RankedTensorType::get(shape, inputType->getElementType()));
+      return success();
+    }
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(*values, rank, loc, "dynamic_axes");
+    if (failed(normalized))
+      return failure();
+    resolved = std::move(*normalized);
+    axes = resolved;
+  }
+  int64_t rank = inputType->getRank() + axes.size();
+  for (int64_t axis : axes)
     if (axis < 0 || axis >= rank)
       return emitOptionalError(loc, "axis ", axis,
                                " is out of range for result rank ", rank,
                                " (expected [0, ", rank, "))");
-  if (failed(normalizeAxes(adaptor.getAxes(), rank, loc)))
+  if (failed(normalizeAxes(axes, rank, loc)))
     return failure();
   SmallVector<int64_t> shape;
   ArrayRef<int64_t> inShape = inputType->getShape();
   for (int64_t i = 0; i < rank; ++i) {
-    if (llvm::is_contained(adaptor.getAxes(), i)) {
+    if (llvm::is_contained(axes, i)) {
       shape.push_back(1);
       continue;
     }
@@ -401,8 +513,33 @@ LogicalResult SplitOp::inferReturnTypes(MLIRContext *,
   std::optional<int64_t> numOutputs;
   if (adaptor.getNumOutputsAttr())
     numOutputs = adaptor.getNumOutputsAttr().getInt();
+  int64_t dim = inputType->getDimSize(axis);
+  std::optional<SmallVector<int64_t>> values;
+  if (Value dynamicSizes = adaptor.getDynamicSizes()) {
+    if (sizes || numOutputs)
+      return emitOptionalError(loc, "split needs exactly one of sizes, "
+                                    "num_outputs and dynamic_sizes");
+    FailureOr<int64_t> count =
+        checkRunTimeList(dynamicSizes, "dynamic_sizes", {}, "sizes", 1,
+                         std::numeric_limits<int32_t>::max(), loc);
+    if (failed(count))
+      return failure();
+    values = getConstantIntValues(dynamicSizes);
+    if (!values) {
+      // Pieces of an empty dimension are empty; a single piece is all of it.
+      int64_t piece = dim == 0 || *count == 1 ? dim : kDynamic;
+      for (int64_t i = 0; i < *count; ++i) {
+        SmallVector<int64_t> shape(inputType->getShape());
+        shape[axis] = piece;
+        inferred.push_back(
+            RankedTensorType::get(shape, inputType->getElementType()));
+      }
+      return success();
+    }
+    sizes = *values;
+  }
   FailureOr<SmallVector<int64_t>> pieces =
-      getSplitSizes(inputType->getDimSize(axis), sizes, numOutputs, loc);
+      getSplitSizes(dim, sizes, numOutputs, loc);
   if (failed(pieces))
     return failure();
   for (int64_t piece : *pieces) {
@@ -482,8 +619,37 @@ LogicalResult SliceOp::inferReturnTypes(MLIRContext *,
       getRankedType(adaptor.getInput(), loc, "input");
   if (failed(inputType))
     return failure();
-  ArrayRef<int64_t> axes = adaptor.getAxes();
+  ArrayRef<int64_t> axes = getList(adaptor.getAxesAttr());
   int64_t rank = inputType->getRank();
+  SmallVector<int64_t> resolved;
+  if (Value dynamicAxes = adaptor.getDynamicAxes()) {
+    FailureOr<int64_t> count = checkRunTimeList(dynamicAxes, "dynamic_axes",
+                                                axes, "axes", 1, rank, loc);
+    if (failed(count))
+      return failure();
+    std::optional<SmallVector<int64_t>> values =
+        getConstantIntValues(dynamicAxes);
+    if (!values) {
+      // Checks the bounds against the number of axes; any dimension may be
+      // sliced, but an empty one stays empty.
+      if (failed(getSliceParams(adaptor.getStarts(), adaptor.getEnds(),
+                                adaptor.getSteps(),
+                                SmallVector<int64_t>(*count, 0), loc)))
+        return failure();
+      SmallVector<int64_t> shape;
+      for (int64_t d : inputType->getShape())
+        shape.push_back(d == 0 ? 0 : kDynamic);
+      inferred.push_back(
+          RankedTensorType::get(shape, inputType->getElementType()));
+      return success();
+    }
+    FailureOr<SmallVector<int64_t>> normalized =
+        normalizeAxes(*values, rank, loc, "dynamic_axes");
+    if (failed(normalized))
+      return failure();
+    resolved = std::move(*normalized);
+    axes = resolved;
+  }
   for (int64_t axis : axes)
     if (axis < 0 || axis >= rank)
       return emitOptionalError(loc, "axis ", axis, " is out of range for rank ",
@@ -608,8 +774,20 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
   if (failed(inputType))
     return failure();
   int64_t rank = inputType->getRank();
-  ArrayRef<int64_t> pads = adaptor.getPads();
-  if (static_cast<int64_t>(pads.size()) != 2 * rank)
+  ArrayRef<int64_t> pads = getList(adaptor.getPadsAttr());
+  std::optional<SmallVector<int64_t>> values;
+  bool padsKnown = true;
+  if (Value dynamicPads = adaptor.getDynamicPads()) {
+    if (failed(checkRunTimeList(dynamicPads, "dynamic_pads", pads, "pads",
+                                2 * rank, 2 * rank, loc)))
+      return failure();
+    values = getConstantIntValues(dynamicPads);
+    if (values)
+      pads = *values;
+    else
+      padsKnown = false;
+  }
+  if (padsKnown && static_cast<int64_t>(pads.size()) != 2 * rank)
     return emitOptionalError(loc, "pads has ", pads.size(),
                              " entries, expected ", 2 * rank,
                              " (two per dimension)");
@@ -628,6 +806,11 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
     if (valueType->getRank() > 1 || (count && *count != 1))
       return emitOptionalError(loc, "pad value must have one element, got ",
                                *valueType);
+  }
+  if (!padsKnown) {
+    inferred.push_back(RankedTensorType::get(
+        SmallVector<int64_t>(rank, kDynamic), inputType->getElementType()));
+    return success();
   }
   SmallVector<int64_t> shape;
   for (int64_t d = 0; d < rank; ++d) {

@@ -82,19 +82,49 @@ def Weft_SqueezeOp : Weft_Op<"squeeze"> {
     importer turns ONNX's "no axes: all size-1 dimensions" into an explicit
     list, which needs the input's size-1 dimensions to be static.
 
+    The axes may instead be computed at run time (ONNX's `axes` input from
+    opset 13): the 1-D i64 operand `dynamic_axes` then holds them, each in
+    [-rank, rank) (negative ones counting from the end), distinct, in any
+    order, and the attribute `axes` stays empty. Its static length n >= 1
+    gives the result rank, rank - n. When the input has exactly n dimensions
+    that can be 1, those are the axes; folding then, or when `dynamic_axes`
+    is a constant, turns the op into the attribute form.
+
     ```mlir
     %r = weft.squeeze %x axes = [0, 2] : tensor<1x?x1xf32> -> tensor<?xf32>
+    %s = weft.squeeze %x axes = %axes
+           : tensor<1x3x1xf32>, tensor<1xi64> -> tensor<?x?xf32>
     ```
 
     **Constraints:**
     - `axes` are distinct and in [0, rank of `input`);
-    - no listed dimension has a static size other than 1.
+    - no listed dimension has a static size other than 1;
+    - with `dynamic_axes`, `axes` is empty, `dynamic_axes` is 1-D with a
+      static length n in [1, rank], at least n dimensions of the input can
+      be 1, and constant entries are valid axes as above (before
+      normalization).
   }];
-  let arguments = (ins Weft_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let arguments = (ins Weft_Tensor:$input,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       Optional<Weft_I64Tensor>:$dynamic_axes);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $input `axes` `=` $axes attr-dict `:` type($input) `->` type($result)
+    $input `axes` `=` ($dynamic_axes^):($axes)? attr-dict `:` type($input)
+    (`,` type($dynamic_axes)^)? `->` type($result)
   }];
+  // The attribute form's builders, with the signatures they had before
+  // `dynamic_axes` existed.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$axes), [{
+      build($_builder, $_state, input, axes, /*dynamic_axes=*/::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$axes), [{
+      build($_builder, $_state, result, input, axes,
+            /*dynamic_axes=*/::mlir::Value());
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -105,19 +135,47 @@ def Weft_UnsqueezeOp : Weft_Op<"unsqueeze"> {
     Inserts dimensions of size 1 so that they sit at `axes` of the result.
     `axes` are in [0, result rank), distinct.
 
+    The axes may instead be computed at run time (ONNX's `axes` input from
+    opset 13): the 1-D i64 operand `dynamic_axes` then holds them, each in
+    [-r, r) for the result rank r (negative ones counting from the end),
+    distinct, in any order, and the attribute `axes` stays empty. Its static
+    length n >= 1 gives the result rank, rank + n. Folding turns a constant
+    `dynamic_axes` into the attribute form.
+
     ```mlir
     %r = weft.unsqueeze %x axes = [0, 3]
            : tensor<?x4xf32> -> tensor<1x?x4x1xf32>
+    %s = weft.unsqueeze %x axes = %axes
+           : tensor<1x1xf32>, tensor<1xi64> -> tensor<1x1x1xf32>
     ```
 
     **Constraints:**
-    - `axes` are distinct and in [0, rank of `input` + number of `axes`).
+    - `axes` are distinct and in [0, rank of `input` + number of `axes`);
+    - with `dynamic_axes`, `axes` is empty, `dynamic_axes` is 1-D with a
+      static length n >= 1, and constant entries are valid axes as above
+      (before normalization) for the result rank rank + n.
   }];
-  let arguments = (ins Weft_Tensor:$input, DenseI64ArrayAttr:$axes);
+  let arguments = (ins Weft_Tensor:$input,
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       Optional<Weft_I64Tensor>:$dynamic_axes);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $input `axes` `=` $axes attr-dict `:` type($input) `->` type($result)
+    $input `axes` `=` ($dynamic_axes^):($axes)? attr-dict `:` type($input)
+    (`,` type($dynamic_axes)^)? `->` type($result)
   }];
+  // The attribute form's builders, with the signatures they had before
+  // `dynamic_axes` existed.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$axes), [{
+      build($_builder, $_state, input, axes, /*dynamic_axes=*/::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::llvm::ArrayRef<int64_t>":$axes), [{
+      build($_builder, $_state, result, input, axes,
+            /*dynamic_axes=*/::mlir::Value());
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -183,25 +241,47 @@ def Weft_SplitOp : Weft_Op<"split"> {
     chunk). Canonicalization turns the second form into the first once the
     dimension is static.
 
+    The sizes may instead be computed at run time (ONNX's `split` input from
+    opset 13): the 1-D i64 operand `dynamic_sizes`, with one entry per
+    result, then holds them, and neither attribute is set. The pieces are
+    dynamic along the axis (unless the dimension is 0, or there is one
+    piece). Folding turns a constant `dynamic_sizes` into `sizes`.
+
     ```mlir
     %qkv:3 = weft.split %x axis = 2 {num_outputs = 3 : i64}
       : tensor<?x?x2304xf32> -> tensor<?x?x768xf32>, tensor<?x?x768xf32>,
                                 tensor<?x?x768xf32>
+    %a, %b = weft.split %y axis = 0 sizes %sizes
+      : tensor<6xf32>, tensor<2xi64> -> tensor<?xf32>, tensor<?xf32>
     ```
 
     **Constraints:**
-    - exactly one of `sizes` and `num_outputs`, which gives the number of
-      results (at least 1);
+    - exactly one of `sizes`, `num_outputs` and `dynamic_sizes`, which gives
+      the number of results (at least 1);
     - `sizes` are >= 0 and add up to a static dimension;
-    - an even split of a static dimension d leaves a last piece >= 0.
+    - an even split of a static dimension d leaves a last piece >= 0;
+    - `dynamic_sizes` is 1-D with a static length, and its entries, when
+      constant, are valid `sizes`.
   }];
   let arguments = (ins Weft_Tensor:$input, I64Attr:$axis,
                        OptionalAttr<DenseI64ArrayAttr>:$sizes,
-                       OptionalAttr<I64Attr>:$num_outputs);
+                       OptionalAttr<I64Attr>:$num_outputs,
+                       Optional<Weft_I64Tensor>:$dynamic_sizes);
   let results = (outs Variadic<Weft_Tensor>:$results);
   let assemblyFormat = [{
-    $input `axis` `=` $axis attr-dict `:` type($input) `->` type($results)
+    $input `axis` `=` $axis (`sizes` $dynamic_sizes^)? attr-dict `:`
+    type($input) (`,` type($dynamic_sizes)^)? `->` type($results)
   }];
+  // The attribute forms' builder, with the signature it had before
+  // `dynamic_sizes` existed.
+  let builders = [
+    OpBuilder<(ins "::mlir::TypeRange":$results, "::mlir::Value":$input,
+                   "uint64_t":$axis, "::mlir::DenseI64ArrayAttr":$sizes,
+                   "::mlir::IntegerAttr":$num_outputs), [{
+      build($_builder, $_state, results, input, axis, sizes, num_outputs,
+            /*dynamic_sizes=*/::mlir::Value());
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -219,27 +299,58 @@ def Weft_SliceOp : Weft_Op<"slice"> {
     dimension ([0, d] for positive steps, [-1, d - 1] for negative ones), so
     INT64_MAX means "to the end". Other dimensions are unchanged. The
     bounds may be computed at run time (the sliced dimensions are then
-    dynamic); the axes are static.
+    dynamic).
+
+    The axes may be computed at run time too (ONNX's `axes` input from opset
+    10): the 1-D i64 operand `dynamic_axes` then holds them, each in
+    [-rank, rank) (negative ones counting from the end), distinct, and the
+    attribute `axes` stays empty. Every dimension of the result but the
+    empty ones is then dynamic. Folding turns a constant `dynamic_axes` into
+    the attribute form.
 
     ```mlir
     %r = weft.slice %x [%starts, %ends, %steps] axes = [1]
            : (tensor<4x10xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>)
              -> tensor<4x3xf32>
+    %s = weft.slice %x [%starts, %ends, %steps] axes = %axes
+           : (tensor<4x10xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>,
+              tensor<1xi64>) -> tensor<?x?xf32>
     ```
 
     **Constraints:**
     - `axes` are distinct and in [0, rank of `input`);
     - `starts`, `ends` and `steps` are 1-D with one entry per axis;
-    - known steps are not 0.
+    - known steps are not 0;
+    - with `dynamic_axes`, `axes` is empty, `dynamic_axes` is 1-D with a
+      static length n in [1, rank] (the number of axes), and its entries,
+      when constant, are valid axes as above (before normalization).
   }];
   let arguments = (ins Weft_Tensor:$input, Weft_IndexTensor:$starts,
                        Weft_IndexTensor:$ends, Weft_IndexTensor:$steps,
-                       DenseI64ArrayAttr:$axes);
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$axes,
+                       Optional<Weft_I64Tensor>:$dynamic_axes);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $input `[` $starts `,` $ends `,` $steps `]` `axes` `=` $axes attr-dict
-    `:` functional-type(operands, results)
+    $input `[` $starts `,` $ends `,` $steps `]` `axes` `=`
+    ($dynamic_axes^):($axes)? attr-dict `:` functional-type(operands, results)
   }];
+  // The attribute form's builders, with the signatures they had before
+  // `dynamic_axes` existed.
+  let builders = [
+    OpBuilder<(ins "::mlir::Value":$input, "::mlir::Value":$starts,
+                   "::mlir::Value":$ends, "::mlir::Value":$steps,
+                   "::llvm::ArrayRef<int64_t>":$axes), [{
+      build($_builder, $_state, input, starts, ends, steps, axes,
+            /*dynamic_axes=*/::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::Value":$input,
+                   "::mlir::Value":$starts, "::mlir::Value":$ends,
+                   "::mlir::Value":$steps, "::llvm::ArrayRef<int64_t>":$axes),
+    [{
+      build($_builder, $_state, result, input, starts, ends, steps, axes,
+            /*dynamic_axes=*/::mlir::Value());
+    }]>
+  ];
   let hasFolder = 1;
   let hasCanonicalizer = 1;
 }
@@ -333,7 +444,7 @@ def Weft_PadMode : I32EnumAttr<"PadMode", "How weft.pad fills the border", [
   let cppNamespace = "::mlir::weft";
 }
 
-def Weft_PadOp : Weft_Op<"pad"> {
+def Weft_PadOp : Weft_Op<"pad", [AttrSizedOperandSegments]> {
   let summary = "Pad or crop the borders of a tensor (ONNX Pad)";
   let description = [{
     Adds `pads[i]` elements before and `pads[rank + i]` after dimension `i`
@@ -342,9 +453,17 @@ def Weft_PadOp : Weft_Op<"pad"> {
     `reflect` mode, copies of the edge in `edge` mode and the other end of
     the dimension in `wrap` mode.
 
+    The pads may instead be computed at run time (ONNX's `pads` input from
+    opset 11): the 1-D i64 operand `dynamic_pads` of static length 2 * rank
+    then holds them, in the same order, and the attribute `pads` stays
+    empty. Every dimension of the result is then dynamic. Folding turns a
+    constant `dynamic_pads` into the attribute form.
+
     ```mlir
     %r = weft.pad constant %x, %zero pads = [0, 1, 0, 1]
            : (tensor<2x3xf32>, tensor<f32>) -> tensor<2x5xf32>
+    %s = weft.pad edge %x pads = %pads
+           : (tensor<2x3xf32>, tensor<4xi64>) -> tensor<?x?xf32>
     ```
 
     **Constraints:**
@@ -352,16 +471,35 @@ def Weft_PadOp : Weft_Op<"pad"> {
     - static result sizes are >= 0;
     - `value` (constant mode only) has one element of the input's type;
     - `reflect` pads of a static dimension are smaller than it, and
-      `reflect`, `edge` and `wrap` do not pad an empty dimension.
+      `reflect`, `edge` and `wrap` do not pad an empty dimension;
+    - with `dynamic_pads`, `pads` is empty, `dynamic_pads` is 1-D with
+      2 * rank entries, and its entries, when constant, are valid `pads`.
   }];
   let arguments = (ins Weft_PadMode:$mode, Weft_Tensor:$input,
                        Optional<Weft_Tensor>:$value,
-                       DenseI64ArrayAttr:$pads);
+                       DefaultValuedAttr<DenseI64ArrayAttr, "{}">:$pads,
+                       Optional<Weft_I64Tensor>:$dynamic_pads);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $mode $input (`,` $value^)? `pads` `=` $pads attr-dict `:`
-    functional-type(operands, results)
+    $mode $input (`,` $value^)? `pads` `=` ($dynamic_pads^):($pads)?
+    attr-dict `:` functional-type(operands, results)
   }];
+  // The attribute form's builders, with the signatures they had before
+  // `dynamic_pads` existed.
+  let builders = [
+    OpBuilder<(ins "::mlir::weft::PadMode":$mode, "::mlir::Value":$input,
+                   "::mlir::Value":$value, "::llvm::ArrayRef<int64_t>":$pads),
+    [{
+      build($_builder, $_state, mode, input, value, pads,
+            /*dynamic_pads=*/::mlir::Value());
+    }]>,
+    OpBuilder<(ins "::mlir::Type":$result, "::mlir::weft::PadMode":$mode,
+                   "::mlir::Value":$input, "::mlir::Value":$value,
+                   "::llvm::ArrayRef<int64_t>":$pads), [{
+      build($_builder, $_state, result, mode, input, value, pads,
+            /*dynamic_pads=*/::mlir::Value());
+    }]>
+  ];
   let hasFolder = 1;
 }
 

@@ -223,8 +223,6 @@ static LogicalResult importPool(NodeImporter &node, PoolKind kind) {
            << "attribute 'storage_order' must be 0 or 1, got " << *storageOrder;
   if (failed(checkSpatialRank(node, kernel->size())))
     return failure();
-  // MaxPool's Indices output stays unbound: the importer reports it if a
-  // node or the graph uses it.
   FailureOr<WindowAttrs> window =
       importWindow(node, node.getInputType(0).getShape().drop_front(2), *kernel,
                    hasDilations);
@@ -240,14 +238,24 @@ static LogicalResult importPool(NodeImporter &node, PoolKind kind) {
     attrs.push_back(b.getNamedAttr("ceil_mode", b.getUnitAttr()));
   if (*countIncludePad)
     attrs.push_back(b.getNamedAttr("count_include_pad", b.getUnitAttr()));
+  // MaxPool's Indices output, flat indices into the input that count its
+  // spatial dimensions in row-major or, with storage_order = 1, column-major
+  // order (an unused one is dropped by canonicalization).
+  bool withIndices = isMax && node.hasOutput(1);
+  if (withIndices)
+    attrs.push_back(b.getNamedAttr("with_indices", b.getUnitAttr()));
+  if (withIndices && *storageOrder == 1)
+    attrs.push_back(b.getNamedAttr("column_major", b.getUnitAttr()));
   FailureOr<PoolOp> op = node.buildChecked<PoolOp>(node.getInput(0), attrs);
   if (failed(op))
     return failure();
   node.setOutput(0, op->getResult());
+  if (withIndices)
+    node.setOutput(1, op->getIndices());
   return success();
 }
 
-/// MaxPool (opsets 1, 8, 10, 11, 12); the Indices output is not supported.
+/// MaxPool (opsets 1, 8, 10, 11, 12), with its Indices output.
 static LogicalResult importMaxPool(NodeImporter &node) {
   return importPool(node, PoolKind::max);
 }

@@ -1,7 +1,8 @@
 //===- ImportReduce.cpp - Import of ONNX reductions and softmax -----------===//
 //
 // Maps ONNX Reduce* (axes as an attribute or, from opset 13 for ReduceSum
-// and 18 for the others, as a constant input), GlobalAveragePool and
+// and 18 for the others, as an input, which may be computed at run time),
+// GlobalAveragePool and
 // GlobalMaxPool to weft.reduce; ArgMax and ArgMin to weft.arg_reduce;
 // Softmax and LogSoftmax (with their pre-13 "coerce to 2-D" semantics) to
 // weft.softmax.
@@ -128,12 +129,22 @@ static std::optional<ReduceKind> getReduceKind(StringRef opType) {
       .Default(std::nullopt);
 }
 
+namespace {
+/// The axes of a Reduce* node: known at compile time, normalized to [0,
+/// rank) and sorted (empty means "reduce over no axes"), or an input
+/// computed at run time with a static length of at least 1.
+struct ReduceAxes {
+  SmallVector<int64_t> axes;
+  Value dynamicAxes;
+};
+} // namespace
+
 /// Reads the axes of a Reduce* node: the `axes` attribute before the opset
-/// that made them an input (13 for ReduceSum, 18 for the others), the
-/// constant `axes` input from then on. Returns them normalized to [0, rank)
-/// and sorted; empty means "reduce over no axes" (noop_with_empty_axes).
-static FailureOr<SmallVector<int64_t>> importReduceAxes(NodeImporter &node,
-                                                        int64_t rank) {
+/// that made them an input (13 for ReduceSum, 18 for the others), the `axes`
+/// input from then on, which may be computed at run time when its length is
+/// static (the length fixes the result's rank).
+static FailureOr<ReduceAxes> importReduceAxes(NodeImporter &node,
+                                              int64_t rank) {
   bool axesAsInput = node.getOpType() == "ReduceSum" ? node.getOpset() >= 13
                                                      : node.getOpset() >= 18;
   SmallVector<int64_t> axes;
@@ -155,11 +166,22 @@ static FailureOr<SmallVector<int64_t>> importReduceAxes(NodeImporter &node,
         return node.emitError()
                << "axes (input 1) must be a 1-D tensor of i64, got "
                << node.getInputType(1);
-      FailureOr<SmallVector<int64_t>> values =
-          node.requireConstantInts(1, "axes");
-      if (failed(values))
-        return failure();
-      axes = std::move(*values);
+      if (std::optional<SmallVector<int64_t>> values =
+              node.getConstantInts(1)) {
+        axes = std::move(*values);
+      } else if (axesType.getRank() != 1 || axesType.isDynamicDim(0)) {
+        return node.emitError()
+               << "axes (input 1) computed at run time must be 1-D with a "
+                  "static length, which gives the result's rank; got "
+               << axesType;
+      } else if (axesType.getDimSize(0) > rank) {
+        return node.emitError()
+               << "axes (input 1) has " << axesType.getDimSize(0)
+               << " entries, more than the input's rank " << rank;
+      } else if (axesType.getDimSize(0) > 0) {
+        // Empty axes are empty whatever the run time holds: handled below.
+        return ReduceAxes{{}, node.getInput(1)};
+      }
     }
   } else {
     if (failed(node.checkKnownAttrs({"axes", "keepdims"})))
@@ -184,7 +206,7 @@ static FailureOr<SmallVector<int64_t>> importReduceAxes(NodeImporter &node,
   if (axes.empty()) {
     if (!noop)
       axes = llvm::to_vector(llvm::seq<int64_t>(0, rank));
-    return axes;
+    return ReduceAxes{axes, Value()};
   }
   llvm::SmallSet<int64_t, 8> seen;
   for (int64_t &axis : axes) {
@@ -197,7 +219,7 @@ static FailureOr<SmallVector<int64_t>> importReduceAxes(NodeImporter &node,
     axis = *normalized;
   }
   llvm::sort(axes);
-  return axes;
+  return ReduceAxes{axes, Value()};
 }
 
 static LogicalResult importReduce(NodeImporter &node) {
@@ -209,12 +231,26 @@ static LogicalResult importReduce(NodeImporter &node) {
   RankedTensorType type = node.getInputType(0);
   if (failed(checkElementType(node, type.getElementType())))
     return failure();
-  FailureOr<SmallVector<int64_t>> axes = importReduceAxes(node, type.getRank());
+  FailureOr<ReduceAxes> axes = importReduceAxes(node, type.getRank());
   FailureOr<bool> keepdims = getFlag(node, "keepdims", 1);
   if (failed(axes) || failed(keepdims))
     return failure();
-  node.setOutput(
-      0, node.create<ReduceOp>(node.getInput(0), *kind, *axes, *keepdims));
+  if (!axes->dynamicAxes) {
+    node.setOutput(0, node.create<ReduceOp>(node.getInput(0), *kind, axes->axes,
+                                            *keepdims));
+    return success();
+  }
+  // Axes computed at run time: weft.reduce's `dynamic_axes` form.
+  Builder &b = node.getBuilder();
+  SmallVector<NamedAttribute> attrs = {
+      b.getNamedAttr("kind", ReduceKindAttr::get(b.getContext(), *kind))};
+  if (*keepdims)
+    attrs.push_back(b.getNamedAttr("keepdims", b.getUnitAttr()));
+  FailureOr<ReduceOp> op =
+      node.buildChecked<ReduceOp>({node.getInput(0), axes->dynamicAxes}, attrs);
+  if (failed(op))
+    return failure();
+  node.setOutput(0, op->getResult());
   return success();
 }
 

@@ -3,8 +3,8 @@
 // Handlers for the ONNX ops that move data or compute shapes: Reshape,
 // Flatten, Squeeze, Unsqueeze, Transpose, Concat, Split, Slice, Gather,
 // GatherElements, Expand, Pad, Tile, Trilu, Shape, Size, ConstantOfShape and
-// Range. Axes and pads must be constants; shapes, slice bounds and range
-// scalars may be computed at run time.
+// Range. Shapes, slice bounds, range scalars and, when their lengths are
+// static, axes, split sizes and pads may be computed at run time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,27 +49,62 @@ static LogicalResult buildOutput(NodeImporter &node, ValueRange operands,
   return success();
 }
 
+namespace {
+/// A list argument of a node (axes, split sizes, pads): absent (neither set),
+/// known at compile time (`values`), or an input computed at run time
+/// (`dynamic`, 1-D with a static length of at least 1).
+struct ListArgument {
+  std::optional<SmallVector<int64_t>> values;
+  Value dynamic;
+
+  bool isAbsent() const { return !values && !dynamic; }
+};
+} // namespace
+
+/// Reads input `i`, a 1-D integer list named `what`: its values when it is a
+/// constant, else the input itself, which must then have a static length
+/// (weft needs the number of entries at compile time). A run-time list of
+/// length 0 is empty whatever it holds; i32 lists are cast to i64.
+static FailureOr<ListArgument> getListInput(NodeImporter &node, unsigned i,
+                                            StringRef what) {
+  if (std::optional<SmallVector<int64_t>> values = node.getConstantInts(i))
+    return ListArgument{std::move(*values), Value()};
+  RankedTensorType type = node.getInputType(i);
+  Type elementType = type.getElementType();
+  if (!elementType.isSignlessInteger(64) && !elementType.isSignlessInteger(32))
+    return node.emitError() << what << " (input " << i
+                            << ") must be int64 or int32, got " << type;
+  if (type.getRank() != 1 || type.isDynamicDim(0))
+    return node.emitError()
+           << what << " (input " << i
+           << ") computed at run time must be 1-D with a static length, got "
+           << type;
+  if (type.getDimSize(0) == 0)
+    return ListArgument{SmallVector<int64_t>(), Value()};
+  Value value = node.getInput(i);
+  if (elementType.isSignlessInteger(32))
+    value = node.create<CastOp>(value, node.getBuilder().getI64Type());
+  return ListArgument{std::nullopt, value};
+}
+
 /// Reads an optional attribute-or-input list of axes: attribute `name` before
-/// `inputSince`, input `inputIndex` from then on (which must be a constant).
-/// Nullopt when absent.
-static FailureOr<std::optional<SmallVector<int64_t>>>
-getAxesArgument(NodeImporter &node, StringRef name, int64_t inputSince,
-                unsigned inputIndex) {
+/// `inputSince`, input `inputIndex` from then on (which may be computed at
+/// run time).
+static FailureOr<ListArgument> getAxesArgument(NodeImporter &node,
+                                               StringRef name,
+                                               int64_t inputSince,
+                                               unsigned inputIndex) {
   if (node.getOpset() < inputSince) {
     if (!node.hasAttr(name))
-      return std::optional<SmallVector<int64_t>>();
+      return ListArgument();
     FailureOr<SmallVector<int64_t>> values = node.getInts(name);
     if (failed(values))
       return failure();
-    return std::optional<SmallVector<int64_t>>(*values);
+    return ListArgument{std::move(*values), Value()};
   }
   if (!node.hasInput(inputIndex))
-    return std::optional<SmallVector<int64_t>>();
-  FailureOr<SmallVector<int64_t>> values =
-      node.requireConstantInts(inputIndex, name);
-  if (failed(values))
-    return failure();
-  return std::optional<SmallVector<int64_t>>(*values);
+    return ListArgument();
+  return getListInput(node, inputIndex, name);
 }
 
 /// Normalizes an ONNX axis against `rank`, reporting errors on the node.
@@ -163,14 +198,22 @@ static LogicalResult importSqueeze(NodeImporter &node) {
                                       : ArrayRef<StringRef>{})))
     return failure();
   RankedTensorType type = node.getInputType(0);
-  FailureOr<std::optional<SmallVector<int64_t>>> axes =
-      getAxesArgument(node, "axes", 13, 1);
+  FailureOr<ListArgument> axes = getAxesArgument(node, "axes", 13, 1);
   if (failed(axes))
     return failure();
+  Builder &b = node.getBuilder();
+  if (axes->dynamic) {
+    // weft.squeeze's run-time form, which folds to the attribute form when
+    // the input's shape leaves one choice of axes.
+    SqueezeOp::Properties props;
+    props.setAxes(b.getDenseI64ArrayAttr({}));
+    return buildOutput<SqueezeOp>(node, {node.getInput(0), axes->dynamic},
+                                  props);
+  }
   SmallVector<int64_t> normalized;
-  if (*axes) {
+  if (axes->values) {
     FailureOr<SmallVector<int64_t>> n =
-        normalizeNodeAxes(node, **axes, type.getRank());
+        normalizeNodeAxes(node, *axes->values, type.getRank());
     if (failed(n))
       return failure();
     normalized = *n;
@@ -186,7 +229,7 @@ static LogicalResult importSqueeze(NodeImporter &node) {
   }
   llvm::sort(normalized);
   SqueezeOp::Properties props;
-  props.setAxes(node.getBuilder().getDenseI64ArrayAttr(normalized));
+  props.setAxes(b.getDenseI64ArrayAttr(normalized));
   return buildOutput<SqueezeOp>(node, {node.getInput(0)}, props);
 }
 
@@ -197,15 +240,20 @@ static LogicalResult importUnsqueeze(NodeImporter &node) {
                                       ? ArrayRef<StringRef>{"axes"}
                                       : ArrayRef<StringRef>{})))
     return failure();
-  FailureOr<std::optional<SmallVector<int64_t>>> axes =
-      getAxesArgument(node, "axes", 13, 1);
+  FailureOr<ListArgument> axes = getAxesArgument(node, "axes", 13, 1);
   if (failed(axes))
     return failure();
-  if (!*axes)
+  if (axes->isAbsent())
     return node.emitError() << "the axes are missing";
-  int64_t rank = node.getInputType(0).getRank() + (*axes)->size();
+  if (axes->dynamic) {
+    UnsqueezeOp::Properties props;
+    props.setAxes(node.getBuilder().getDenseI64ArrayAttr({}));
+    return buildOutput<UnsqueezeOp>(node, {node.getInput(0), axes->dynamic},
+                                    props);
+  }
+  int64_t rank = node.getInputType(0).getRank() + axes->values->size();
   FailureOr<SmallVector<int64_t>> normalized =
-      normalizeNodeAxes(node, **axes, rank);
+      normalizeNodeAxes(node, *axes->values, rank);
   if (failed(normalized))
     return failure();
   llvm::sort(*normalized);
@@ -282,17 +330,18 @@ static LogicalResult importSplit(NodeImporter &node) {
   int64_t numOutputs = node.getNumOutputs();
 
   std::optional<SmallVector<int64_t>> sizes;
+  Value dynamicSizes;
   if (opset < 13 && node.hasAttr("split")) {
     FailureOr<SmallVector<int64_t>> values = node.getInts("split");
     if (failed(values))
       return failure();
     sizes = *values;
   } else if (opset >= 13 && node.hasInput(1)) {
-    FailureOr<SmallVector<int64_t>> values =
-        node.requireConstantInts(1, "split");
-    if (failed(values))
+    FailureOr<ListArgument> split = getListInput(node, 1, "split");
+    if (failed(split))
       return failure();
-    sizes = *values;
+    sizes = split->values;
+    dynamicSizes = split->dynamic;
   }
   if (sizes && sizes->empty())
     sizes.reset();
@@ -300,7 +349,19 @@ static LogicalResult importSplit(NodeImporter &node) {
   Builder &b = node.getBuilder();
   SplitOp::Properties props;
   props.setAxis(b.getI64IntegerAttr(*axis));
-  if (sizes) {
+  SmallVector<Value> operands = {node.getInput(0)};
+  if (dynamicSizes) {
+    // Sizes computed at run time: weft.split's `dynamic_sizes` form.
+    if (node.hasAttr("num_outputs"))
+      return node.emitError()
+             << "takes either the split input or num_outputs, not both";
+    int64_t count =
+        cast<RankedTensorType>(dynamicSizes.getType()).getDimSize(0);
+    if (count != numOutputs)
+      return node.emitError() << "has " << count << " split sizes but "
+                              << numOutputs << " outputs";
+    operands.push_back(dynamicSizes);
+  } else if (sizes) {
     if (node.hasAttr("num_outputs"))
       return node.emitError()
              << "takes either the split input or num_outputs, not both";
@@ -327,8 +388,7 @@ static LogicalResult importSplit(NodeImporter &node) {
              << " evenly into " << numOutputs << " outputs";
     props.setNumOutputs(b.getI64IntegerAttr(numOutputs));
   }
-  FailureOr<SmallVector<Value>> results =
-      build<SplitOp>(node, {node.getInput(0)}, props);
+  FailureOr<SmallVector<Value>> results = build<SplitOp>(node, operands, props);
   if (failed(results))
     return failure();
   for (auto [i, result] : llvm::enumerate(*results))
@@ -350,7 +410,7 @@ static LogicalResult importSlice(NodeImporter &node) {
                      : ArrayRef<StringRef>{})))
     return failure();
   int64_t rank = node.getInputType(0).getRank();
-  Value starts, ends, steps;
+  Value starts, ends, steps, dynamicAxes;
   std::optional<SmallVector<int64_t>> axes;
   int64_t count;
   if (opset < 10) {
@@ -383,13 +443,29 @@ static LogicalResult importSlice(NodeImporter &node) {
              << "starts must be 1-D with a static length, got " << startsType;
     count = startsType.getDimSize(0);
     if (node.hasInput(3)) {
-      FailureOr<SmallVector<int64_t>> a = node.requireConstantInts(3, "axes");
+      FailureOr<ListArgument> a = getListInput(node, 3, "axes");
       if (failed(a))
         return failure();
-      axes = *a;
+      axes = a->values;
+      dynamicAxes = a->dynamic;
     }
     if (node.hasInput(4))
       steps = node.getInput(4);
+  }
+  if (!steps)
+    steps = node.createI64Constant(SmallVector<int64_t>(count, 1));
+  Builder &b = node.getBuilder();
+  if (dynamicAxes) {
+    // Axes computed at run time: weft.slice's `dynamic_axes` form.
+    int64_t numAxes =
+        cast<RankedTensorType>(dynamicAxes.getType()).getDimSize(0);
+    if (numAxes != count)
+      return node.emitError()
+             << "has " << numAxes << " axes but " << count << " starts";
+    SliceOp::Properties props;
+    props.setAxes(b.getDenseI64ArrayAttr({}));
+    return buildOutput<SliceOp>(
+        node, {node.getInput(0), starts, ends, steps, dynamicAxes}, props);
   }
   if (!axes) {
     axes.emplace();
@@ -403,10 +479,8 @@ static LogicalResult importSlice(NodeImporter &node) {
       normalizeNodeAxes(node, *axes, rank);
   if (failed(normalized))
     return failure();
-  if (!steps)
-    steps = node.createI64Constant(SmallVector<int64_t>(count, 1));
   SliceOp::Properties props;
-  props.setAxes(node.getBuilder().getDenseI64ArrayAttr(*normalized));
+  props.setAxes(b.getDenseI64ArrayAttr(*normalized));
   return buildOutput<SliceOp>(node, {node.getInput(0), starts, ends, steps},
                               props);
 }
@@ -463,7 +537,7 @@ static LogicalResult importPad(NodeImporter &node) {
            << "unknown pad mode '" << *modeName << "' at opset " << opset;
 
   SmallVector<int64_t> pads;
-  Value value;
+  Value value, dynamicPads;
   if (opset < 11) {
     FailureOr<SmallVector<int64_t>> p = node.getInts("pads");
     if (failed(p))
@@ -475,10 +549,14 @@ static LogicalResult importPad(NodeImporter &node) {
     if (*mode == PadMode::constant && *v != 0.0)
       value = node.createScalar(type.getElementType(), *v);
   } else {
-    FailureOr<SmallVector<int64_t>> p = node.requireConstantInts(1, "pads");
+    if (!node.hasInput(1))
+      return node.emitError() << "the pads input is required";
+    FailureOr<ListArgument> p = getListInput(node, 1, "pads");
     if (failed(p))
       return failure();
-    pads = *p;
+    if (p->values)
+      pads = *p->values;
+    dynamicPads = p->dynamic;
     if (*mode == PadMode::constant && node.hasInput(2))
       value = node.getInput(2);
     if (opset >= 18 && node.hasInput(3)) {
@@ -490,27 +568,44 @@ static LogicalResult importPad(NodeImporter &node) {
           normalizeNodeAxes(node, *axes, rank);
       if (failed(normalized))
         return failure();
-      if (pads.size() != 2 * normalized->size())
-        return node.emitError()
-               << "has " << pads.size() << " pads for " << normalized->size()
-               << " axes (expected two per axis)";
-      SmallVector<int64_t> full(2 * rank, 0);
-      for (auto [i, axis] : llvm::enumerate(*normalized)) {
-        full[axis] = pads[i];
-        full[rank + axis] = pads[normalized->size() + i];
+      if (dynamicPads) {
+        // Pads computed at run time cannot be moved to their axes at compile
+        // time: they must already be in the order of all dimensions.
+        if (*normalized != llvm::to_vector(llvm::seq<int64_t>(0, rank)))
+          return node.emitError()
+                 << "pads computed at run time need axes that list every "
+                    "dimension in order, got axes "
+                 << formatShape(*axes);
+      } else {
+        if (pads.size() != 2 * normalized->size())
+          return node.emitError()
+                 << "has " << pads.size() << " pads for " << normalized->size()
+                 << " axes (expected two per axis)";
+        SmallVector<int64_t> full(2 * rank, 0);
+        for (auto [i, axis] : llvm::enumerate(*normalized)) {
+          full[axis] = pads[i];
+          full[rank + axis] = pads[normalized->size() + i];
+        }
+        pads = full;
       }
-      pads = full;
     }
   }
-  if (static_cast<int64_t>(pads.size()) != 2 * rank)
-    return node.emitError() << "has " << pads.size() << " pads for rank "
-                            << rank << " (expected " << 2 * rank << ")";
+  int64_t numPads =
+      dynamicPads ? cast<RankedTensorType>(dynamicPads.getType()).getDimSize(0)
+                  : static_cast<int64_t>(pads.size());
+  if (numPads != 2 * rank)
+    return node.emitError() << "has " << numPads << " pads for rank " << rank
+                            << " (expected " << 2 * rank << ")";
   PadOp::Properties props;
   props.setMode(PadModeAttr::get(node.getContext(), *mode));
   props.setPads(node.getBuilder().getDenseI64ArrayAttr(pads));
   SmallVector<Value> operands = {node.getInput(0)};
   if (value)
     operands.push_back(value);
+  // Pads computed at run time: weft.pad's `dynamic_pads` form.
+  if (dynamicPads)
+    operands.push_back(dynamicPads);
+  props.operandSegmentSizes = {1, value ? 1 : 0, dynamicPads ? 1 : 0};
   return buildOutput<PadOp>(node, operands, props);
 }
 

@@ -40,3 +40,18 @@ func.func @pool_same_lower(%x: tensor<1x2x5xf32>) -> tensor<1x2x?xf32> {
          : tensor<1x2x5xf32> -> tensor<1x2x?xf32>
   return %0 : tensor<1x2x?xf32>
 }
+
+// Tests that an Indices result nobody reads is dropped, and one that is read
+// is kept.
+// CHECK-LABEL: func.func @pool_unused_indices
+// CHECK-SAME: (%[[X:.*]]: tensor<1x1x4x4xf32>)
+// CHECK: %[[P:.*]] = weft.pool max %[[X]] kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>
+// CHECK: %{{.*}}, %[[I:.*]] = weft.pool max %[[X]] kernel_shape [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] with_indices column_major : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>, tensor<1x1x3x3xi64>
+// CHECK: return %[[P]], %[[I]]
+func.func @pool_unused_indices(%x: tensor<1x1x4x4xf32>) -> (tensor<1x1x2x2xf32>, tensor<1x1x3x3xi64>) {
+  %m, %unused = weft.pool max %x kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] with_indices column_major
+                  : tensor<1x1x4x4xf32> -> tensor<1x1x2x2xf32>, tensor<1x1x2x2xi64>
+  %n, %i = weft.pool max %x kernel_shape [2, 2] strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] with_indices column_major
+             : tensor<1x1x4x4xf32> -> tensor<1x1x3x3xf32>, tensor<1x1x3x3xi64>
+  return %m, %i : tensor<1x1x2x2xf32>, tensor<1x1x3x3xi64>
+}

@@ -169,6 +169,36 @@ func.func @pool_empty_kernel(%x: tensor<1x3xf32>) {
 
 // -----
 
+// Tests that only max pooling gives indices.
+func.func @pool_average_indices(%x: tensor<1x3x8xf32>) {
+  // expected-error @+2 {{with_indices is only for max pooling}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0, %1 = weft.pool average %x kernel_shape [2] strides [2] pads [0, 0] dilations [1] with_indices : tensor<1x3x8xf32> -> tensor<1x3x4xf32>, tensor<1x3x4xi64>
+  return
+}
+
+// -----
+
+// Tests that column_major orders indices, which need with_indices.
+func.func @pool_column_major(%x: tensor<1x3x8xf32>) {
+  // expected-error @+2 {{column_major needs with_indices}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.pool max %x kernel_shape [2] strides [2] pads [0, 0] dilations [1] column_major : tensor<1x3x8xf32> -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+
+// Tests that with_indices and the Indices result come together.
+func.func @pool_indices_result(%x: tensor<1x3x8xf32>) {
+  // expected-error @+2 {{'weft.pool' op inferred type(s) 'tensor<1x3x4xf32>', 'tensor<1x3x4xi64>' are incompatible with return type(s) of operation 'tensor<1x3x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.pool max %x kernel_shape [2] strides [2] pads [0, 0] dilations [1] with_indices : tensor<1x3x8xf32> -> tensor<1x3x4xf32>
+  return
+}
+
+// -----
+
 // Tests that average pooling needs floats.
 func.func @pool_average_integer(%x: tensor<1x3x8xi8>) {
   // expected-error @+2 {{average pooling needs a float element type, got 'i8'}}

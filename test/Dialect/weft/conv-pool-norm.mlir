@@ -53,6 +53,21 @@ func.func @pool(%x: tensor<?x64x112x112xf32>, %y: tensor<1x1x4x4xf32>, %z: tenso
   return
 }
 
+// Tests max pooling with the Indices result, in row-major and column-major
+// order.
+// CHECK-LABEL: func.func @pool_indices
+// CHECK-SAME: (%[[X:.*]]: tensor<?x1x5x5xf32>)
+func.func @pool_indices(%x: tensor<?x1x5x5xf32>) -> (tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>, tensor<?x1x2x2xi64>) {
+  // CHECK: %[[M:.*]], %[[I:.*]] = weft.pool max %[[X]] kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] with_indices : tensor<?x1x5x5xf32> -> tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>
+  %m, %i = weft.pool max %x kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] with_indices
+             : tensor<?x1x5x5xf32> -> tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>
+  // CHECK: %{{.*}}, %[[J:.*]] = weft.pool max %[[X]] kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] with_indices column_major : tensor<?x1x5x5xf32> -> tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>
+  %n, %j = weft.pool max %x kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] with_indices column_major
+             : tensor<?x1x5x5xf32> -> tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>
+  // CHECK: return %[[M]], %[[I]], %[[J]]
+  return %m, %i, %j : tensor<?x1x2x2xf32>, tensor<?x1x2x2xi64>, tensor<?x1x2x2xi64>
+}
+
 // Tests ceil_mode: windows start at 0, 2, 4 (4 < 5, kept) in the first
 // op; in the second the third window would start at 6, past the input and
 // its begin padding (5), and is dropped.
