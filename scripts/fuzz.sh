@@ -28,14 +28,14 @@ sanitize="-fsanitize=fuzzer-no-link,address,undefined"
 sanitize+=" -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
 sanitize+=" -gline-tables-only"
 
-if [[ ! -f $build/build.ninja ]]; then
+if [[ ! -f $build/build.ninja ]] || ! grep -q "WEFT_BUILD_RUNTIME:BOOL=OFF" "$build/CMakeCache.txt"; then
   CC=clang-22 CXX=clang++-22 cmake -S "$root" -B "$build" -G Ninja \
     -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
     -DCMAKE_C_FLAGS="$sanitize" -DCMAKE_CXX_FLAGS="$sanitize" \
     -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-    -DWEFT_BUILD_FUZZERS=ON -DWEFT_ENABLE_TESTS=OFF
+    -DWEFT_BUILD_FUZZERS=ON -DWEFT_ENABLE_TESTS=OFF -DWEFT_BUILD_RUNTIME=OFF
 fi
 cmake --build "$build" --target weft-import-fuzzer \
   ${WEFT_FUZZ_JOBS:+-j "$WEFT_FUZZ_JOBS"}

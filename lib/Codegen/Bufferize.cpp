@@ -254,7 +254,7 @@ void mlir::weft::registerWeftBufferizationModels(DialectRegistry &registry) {
     attachKernelModels<MatmulOp, EinsumOp, ConvOp, PoolOp, BatchNormOp,
                        NormalizeOp, SoftmaxOp, ReduceOp, ArgReduceOp,
                        TransposeOp, GatherOp, GatherElementsOp, SliceOp,
-                       PadOp, TileOp, TriluOp, ConcatOp, SplitOp>(ctx);
+                       PadOp, TileOp, ConcatOp, SplitOp>(ctx);
     WeightOp::attachInterface<WeightOpModel>(*ctx);
   });
 }

@@ -278,6 +278,9 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
 
 static LogicalResult emitPool(PoolOp op, OpBuilder &b, ValueRange in,
                               ValueRange out) {
+  if (op.getIndices() && !op.getIndices().use_empty())
+    return op.emitOpError("with an Indices output is not supported by the "
+                          "CPU backend");
   bool isMax = op.getKind() == PoolKind::max;
   FailureOr<int64_t> dtype =
       isMax ? requireDType(op, op.getInput(), {"f32", "f64", "i8", "u8"})
@@ -375,6 +378,9 @@ static LogicalResult emitSoftmax(SoftmaxOp op, OpBuilder &b, ValueRange in,
 
 static LogicalResult emitReduce(ReduceOp op, OpBuilder &b, ValueRange in,
                                 ValueRange out) {
+  if (op.getDynamicAxes())
+    return op.emitOpError("with axes computed at run time is not supported "
+                          "by the CPU backend");
   bool isExtreme =
       op.getKind() == ReduceKind::max || op.getKind() == ReduceKind::min;
   FailureOr<int64_t> dtype =
@@ -491,6 +497,9 @@ static FailureOr<SmallVector<int64_t>> constantValues(Operation *op, Value v,
 
 static LogicalResult emitSlice(SliceOp op, OpBuilder &b, ValueRange in,
                                ValueRange out) {
+  if (op.getDynamicAxes())
+    return op.emitOpError("with axes computed at run time is not supported "
+                          "by the CPU backend");
   auto starts = constantValues(op, op.getStarts(), "starts");
   auto steps = constantValues(op, op.getSteps(), "steps");
   if (failed(starts) || failed(steps))
@@ -516,6 +525,9 @@ static LogicalResult emitSlice(SliceOp op, OpBuilder &b, ValueRange in,
 
 static LogicalResult emitPad(PadOp op, OpBuilder &b, ValueRange in,
                              ValueRange out) {
+  if (op.getDynamicPads())
+    return op.emitOpError("with pads computed at run time is not supported "
+                          "by the CPU backend");
   ArrayRef<int64_t> x = shapeOf(op.getInput());
   KernelCall call("pad");
   call.param(elementBytes(op.getInput()));
@@ -535,22 +547,6 @@ static LogicalResult emitTile(TileOp op, OpBuilder &b, ValueRange in,
   KernelCall call("tile");
   call.param(elementBytes(op.getInput())).param(x.size()).params_(x);
   call.params_(*repeats);
-  call.buffer(in[0]).buffer(out[0]);
-  call.emit(b, op);
-  return success();
-}
-
-static LogicalResult emitTrilu(TriluOp op, OpBuilder &b, ValueRange in,
-                               ValueRange out) {
-  auto k = constantValues(op, op.getK(), "k");
-  if (failed(k))
-    return failure();
-  ArrayRef<int64_t> x = shapeOf(op.getInput());
-  int64_t rank = x.size();
-  KernelCall call("trilu");
-  call.param(elementBytes(op.getInput()));
-  call.param(product(x.drop_back(2))).param(x[rank - 2]).param(x[rank - 1]);
-  call.param((*k)[0]).param(op.getUpper());
   call.buffer(in[0]).buffer(out[0]);
   call.emit(b, op);
   return success();
@@ -607,7 +603,7 @@ static LogicalResult emitSplit(SplitOp op, OpBuilder &b, ValueRange in,
 bool mlir::weft::isKernelOp(Operation *op) {
   return isa<MatmulOp, EinsumOp, ConvOp, PoolOp, BatchNormOp, NormalizeOp,
              SoftmaxOp, ReduceOp, ArgReduceOp, TransposeOp, GatherOp,
-             GatherElementsOp, SliceOp, PadOp, TileOp, TriluOp, ConcatOp,
+             GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp,
              SplitOp>(op);
 }
 
@@ -616,7 +612,7 @@ bool mlir::weft::isKernelOperandRead(Operation *op, unsigned operandIndex) {
   // kernel never sees their buffers.
   if (isa<SliceOp>(op))
     return operandIndex == 0;
-  if (isa<TileOp, TriluOp>(op))
+  if (isa<TileOp>(op))
     return operandIndex == 0;
   return true;
 }
@@ -640,7 +636,6 @@ LogicalResult mlir::weft::emitKernelCalls(Operation *op, OpBuilder &b,
       .Case([&](SliceOp o) { return emitSlice(o, b, operandBuffers, resultBuffers); })
       .Case([&](PadOp o) { return emitPad(o, b, operandBuffers, resultBuffers); })
       .Case([&](TileOp o) { return emitTile(o, b, operandBuffers, resultBuffers); })
-      .Case([&](TriluOp o) { return emitTrilu(o, b, operandBuffers, resultBuffers); })
       .Case([&](ConcatOp o) { return emitConcat(o, b, operandBuffers, resultBuffers); })
       .Case([&](SplitOp o) { return emitSplit(o, b, operandBuffers, resultBuffers); })
       .Default([](Operation *o) {

@@ -16,7 +16,7 @@ namespace mlir::weft {
 bool isKernelOp(Operation *op);
 
 /// False for operands that only give compile-time values (Slice bounds,
-/// Tile repeats, Trilu's k): they are not passed to the kernel.
+/// Tile repeats): they are not passed to the kernel.
 bool isKernelOperandRead(Operation *op, unsigned operandIndex);
 
 /// Emits the kernel call(s) of `op` at the builder's insertion point, with

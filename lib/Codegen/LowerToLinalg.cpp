@@ -74,6 +74,22 @@ static double attrOr(std::optional<APFloat> value, double fallback) {
 /// The scalar function of weft.unary on `x` (already in compute type).
 static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, Value x) {
   Type t = x.getType();
+  if (getElementTypeOrSelf(op.getInput()).isUnsignedInteger()) {
+    // ui8 arrives as i8: relu and abs are the identity, sign is 0 or 1.
+    switch (op.getKind()) {
+    case UnaryKind::Relu:
+    case UnaryKind::Abs:
+      return x;
+    case UnaryKind::Sign: {
+      Value zero = intConstant(b, loc, t, 0);
+      Value nonZero =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, x, zero);
+      return arith::ExtUIOp::create(b, loc, t, nonZero);
+    }
+    default:
+      break;
+    }
+  }
   bool isFloat = isa<FloatType>(t);
   auto fc = [&](double v) { return floatConstant(b, loc, t, v); };
   auto ic = [&](int64_t v) { return intConstant(b, loc, t, v); };
@@ -189,9 +205,26 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, Value x) {
   return {};
 }
 
-/// The scalar function of weft.binary on `l` and `r` (compute types).
+/// The unsigned version of a signed integer comparison.
+static arith::CmpIPredicate toUnsigned(arith::CmpIPredicate p) {
+  switch (p) {
+  case arith::CmpIPredicate::slt:
+    return arith::CmpIPredicate::ult;
+  case arith::CmpIPredicate::sle:
+    return arith::CmpIPredicate::ule;
+  case arith::CmpIPredicate::sgt:
+    return arith::CmpIPredicate::ugt;
+  case arith::CmpIPredicate::sge:
+    return arith::CmpIPredicate::uge;
+  default:
+    return p;
+  }
+}
+
+/// The scalar function of weft.binary on `l` and `r` (compute types; ui8
+/// values arrive as i8 with `isUnsigned`).
 static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
-                         Value r) {
+                         Value r, bool isUnsigned) {
   Type t = l.getType();
   bool isFloat = isa<FloatType>(t);
   using FP = arith::CmpFPredicate;
@@ -199,7 +232,8 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
   auto cmp = [&](FP fp, IP ip) -> Value {
     if (isFloat)
       return arith::CmpFOp::create(b, loc, fp, l, r);
-    return arith::CmpIOp::create(b, loc, ip, l, r);
+    return arith::CmpIOp::create(b, loc, isUnsigned ? toUnsigned(ip) : ip, l,
+                                 r);
   };
   switch (kind) {
   case BinaryKind::Add:
@@ -212,12 +246,18 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
     return isFloat ? (Value)arith::MulFOp::create(b, loc, l, r)
                    : (Value)arith::MulIOp::create(b, loc, l, r);
   case BinaryKind::Div:
-    return isFloat ? (Value)arith::DivFOp::create(b, loc, l, r)
-                   : (Value)arith::DivSIOp::create(b, loc, l, r);
+    if (isFloat)
+      return arith::DivFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::DivUIOp::create(b, loc, l, r)
+                      : (Value)arith::DivSIOp::create(b, loc, l, r);
   case BinaryKind::Fmod:
-    return isFloat ? (Value)arith::RemFOp::create(b, loc, l, r)
-                   : (Value)arith::RemSIOp::create(b, loc, l, r);
+    if (isFloat)
+      return arith::RemFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::RemUIOp::create(b, loc, l, r)
+                      : (Value)arith::RemSIOp::create(b, loc, l, r);
   case BinaryKind::Mod: {
+    if (isUnsigned)
+      return arith::RemUIOp::create(b, loc, l, r);
     // Python's %: the remainder takes the sign of the divisor.
     Value rem = arith::RemSIOp::create(b, loc, l, r);
     Value zero = intConstant(b, loc, t, 0);
@@ -241,6 +281,16 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
     }
     // Integer base: compute in f64 and truncate, as ONNX's reference does.
     Type f64 = b.getF64Type();
+    if (isUnsigned) {
+      Value lf = arith::UIToFPOp::create(b, loc, f64, l);
+      Value rf = isa<FloatType>(r.getType())
+                     ? (r.getType().isF64()
+                            ? r
+                            : (Value)arith::ExtFOp::create(b, loc, f64, r))
+                     : (Value)arith::UIToFPOp::create(b, loc, f64, r);
+      return arith::FPToUIOp::create(b, loc, t,
+                                     math::PowFOp::create(b, loc, lf, rf));
+    }
     Value lf = arith::SIToFPOp::create(b, loc, f64, l);
     Value rf = isa<FloatType>(r.getType())
                    ? (r.getType().isF64()
@@ -251,11 +301,15 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
                                    math::PowFOp::create(b, loc, lf, rf));
   }
   case BinaryKind::Max:
-    return isFloat ? (Value)arith::MaximumFOp::create(b, loc, l, r)
-                   : (Value)arith::MaxSIOp::create(b, loc, l, r);
+    if (isFloat)
+      return arith::MaximumFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::MaxUIOp::create(b, loc, l, r)
+                      : (Value)arith::MaxSIOp::create(b, loc, l, r);
   case BinaryKind::Min:
-    return isFloat ? (Value)arith::MinimumFOp::create(b, loc, l, r)
-                   : (Value)arith::MinSIOp::create(b, loc, l, r);
+    if (isFloat)
+      return arith::MinimumFOp::create(b, loc, l, r);
+    return isUnsigned ? (Value)arith::MinUIOp::create(b, loc, l, r)
+                      : (Value)arith::MinSIOp::create(b, loc, l, r);
   case BinaryKind::Prelu: {
     if (isFloat) {
       Value neg = arith::CmpFOp::create(b, loc, FP::OLT, l,
@@ -289,7 +343,8 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
 }
 
 /// Converts a scalar between weft element types with ONNX Cast semantics.
-static Value buildCast(OpBuilder &b, Location loc, Value x, Type to) {
+static Value buildCast(OpBuilder &b, Location loc, Value x, Type to,
+                       bool fromUnsigned = false, bool toUnsigned = false) {
   Type from = x.getType();
   if (from == to)
     return x;
@@ -312,16 +367,17 @@ static Value buildCast(OpBuilder &b, Location loc, Value x, Type to) {
     return arith::TruncFOp::create(b, loc, to, wide);
   }
   if (fromFloat)
-    return arith::FPToSIOp::create(b, loc, to, x);
+    return toUnsigned ? (Value)arith::FPToUIOp::create(b, loc, to, x)
+                      : (Value)arith::FPToSIOp::create(b, loc, to, x);
   if (toFloat) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || fromUnsigned)
       return arith::UIToFPOp::create(b, loc, to, x);
     return arith::SIToFPOp::create(b, loc, to, x);
   }
   unsigned fromBits = from.getIntOrFloatBitWidth();
   unsigned toBits = to.getIntOrFloatBitWidth();
   if (fromBits < toBits) {
-    if (from.isInteger(1))
+    if (from.isInteger(1) || fromUnsigned)
       return arith::ExtUIOp::create(b, loc, to, x);
     return arith::ExtSIOp::create(b, loc, to, x);
   }
@@ -381,6 +437,39 @@ static Value buildElementwise(OpBuilder &b, Location loc,
 // Patterns
 //===----------------------------------------------------------------------===//
 
+/// `type` with ui8 elements replaced by i8.
+static RankedTensorType signlessType(RankedTensorType type) {
+  auto intType = dyn_cast<IntegerType>(type.getElementType());
+  if (!intType || intType.isSignless())
+    return type;
+  return type.clone(
+      IntegerType::get(type.getContext(), intType.getWidth()));
+}
+
+/// A scalar as another integer type of the same width (ui8 <-> i8): arith
+/// takes signless integers only. The cast vanishes in the LLVM lowering,
+/// where both are i8 (tensor.bitcast would not bufferize).
+static Value castScalar(OpBuilder &b, Location loc, Value v, Type to) {
+  if (v.getType() == to)
+    return v;
+  return UnrealizedConversionCastOp::create(b, loc, to, v).getResult(0);
+}
+
+static SmallVector<Value> toSignlessScalars(OpBuilder &b, Location loc,
+                                            ValueRange values) {
+  SmallVector<Value> out;
+  for (Value v : values) {
+    Type t = v.getType();
+    auto intType = dyn_cast<IntegerType>(t);
+    out.push_back(intType && !intType.isSignless()
+                      ? castScalar(b, loc, v,
+                                   IntegerType::get(b.getContext(),
+                                                    intType.getWidth()))
+                      : v);
+  }
+  return out;
+}
+
 namespace {
 
 template <typename OpTy>
@@ -395,10 +484,15 @@ struct ElementwisePattern : OpRewritePattern<OpTy> {
     for (Value operand : op->getOperands())
       if (!cast<RankedTensorType>(operand.getType()).hasStaticShape())
         return rewriter.notifyMatchFailure(op, "operand shape is not static");
+    // arith takes signless integers: ui8 tensors are bitcast to i8 around
+    // the loop, and the bodies pick unsigned operations for them.
+    Type computeElement = signlessType(resultType).getElementType();
     Value result = buildElementwise(
         rewriter, op.getLoc(), resultType, op->getOperands(),
         [&](OpBuilder &b, Location loc, ValueRange args) {
-          return buildBody(op, b, loc, args, resultType.getElementType());
+          Value r = buildBody(op, b, loc, toSignlessScalars(b, loc, args),
+                              computeElement);
+          return castScalar(b, loc, r, resultType.getElementType());
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -427,7 +521,13 @@ Value ElementwisePattern<BinaryOp>::buildBody(BinaryOp op, OpBuilder &b,
   if (isa<FloatType>(l.getType()) && isa<FloatType>(r.getType()) &&
       l.getType() != r.getType() && op.getKind() != BinaryKind::Pow)
     r = buildCast(b, loc, r, l.getType());
-  Value result = buildBinary(b, loc, op.getKind(), l, r);
+  bool isUnsigned = getElementTypeOrSelf(op.getLhs()).isUnsignedInteger();
+  if (!isa<FloatType>(l.getType()) && isa<IntegerType>(r.getType()) &&
+      op.getKind() == BinaryKind::Pow && r.getType() != l.getType())
+    r = buildCast(b, loc, r, l.getType(),
+                  getElementTypeOrSelf(op.getRhs()).isUnsignedInteger(),
+                  isUnsigned);
+  Value result = buildBinary(b, loc, op.getKind(), l, r, isUnsigned);
   if (resultElement.isInteger(1))
     return result;
   return truncateFromCompute(b, loc, result, resultElement);
@@ -444,7 +544,9 @@ template <>
 Value ElementwisePattern<CastOp>::buildBody(CastOp op, OpBuilder &b,
                                             Location loc, ValueRange args,
                                             Type resultElement) {
-  return buildCast(b, loc, args[0], resultElement);
+  return buildCast(b, loc, args[0], resultElement,
+                   getElementTypeOrSelf(op.getInput()).isUnsignedInteger(),
+                   getElementTypeOrSelf(op.getType()).isUnsignedInteger());
 }
 
 /// weft.clip: min and max are optional operands, so the operand list of the
@@ -459,25 +561,31 @@ struct ClipPattern : OpRewritePattern<ClipOp> {
       return rewriter.notifyMatchFailure(op, "result shape is not static");
     bool hasMin = static_cast<bool>(op.getMin());
     bool hasMax = static_cast<bool>(op.getMax());
+    bool isUnsigned = resultType.getElementType().isUnsignedInteger();
+    RankedTensorType computeResult = signlessType(resultType);
     Value result = buildElementwise(
         rewriter, op.getLoc(), resultType, op->getOperands(),
-        [&](OpBuilder &b, Location loc, ValueRange args) -> Value {
-          Type element = resultType.getElementType();
+        [&](OpBuilder &b, Location loc, ValueRange rawArgs) -> Value {
+          SmallVector<Value> args = toSignlessScalars(b, loc, rawArgs);
+          Type element = computeResult.getElementType();
           bool isFloat = isa<FloatType>(element);
           Value x = extendForCompute(b, loc, args[0]);
           unsigned next = 1;
           // ONNX: min(max(x, min), max).
           if (hasMin) {
             Value lo = extendForCompute(b, loc, args[next++]);
-            x = isFloat ? (Value)arith::MaximumFOp::create(b, loc, x, lo)
-                        : (Value)arith::MaxSIOp::create(b, loc, x, lo);
+            x = isFloat      ? (Value)arith::MaximumFOp::create(b, loc, x, lo)
+                : isUnsigned ? (Value)arith::MaxUIOp::create(b, loc, x, lo)
+                             : (Value)arith::MaxSIOp::create(b, loc, x, lo);
           }
           if (hasMax) {
             Value hi = extendForCompute(b, loc, args[next++]);
-            x = isFloat ? (Value)arith::MinimumFOp::create(b, loc, x, hi)
-                        : (Value)arith::MinSIOp::create(b, loc, x, hi);
+            x = isFloat      ? (Value)arith::MinimumFOp::create(b, loc, x, hi)
+                : isUnsigned ? (Value)arith::MinUIOp::create(b, loc, x, hi)
+                             : (Value)arith::MinSIOp::create(b, loc, x, hi);
           }
-          return truncateFromCompute(b, loc, x, element);
+          return castScalar(b, loc, truncateFromCompute(b, loc, x, element),
+                            resultType.getElementType());
         });
     rewriter.replaceOp(op, result);
     return success();
@@ -498,6 +606,56 @@ struct ExpandPattern : OpRewritePattern<ExpandOp> {
         rewriter, op.getLoc(), resultType, ValueRange{op.getInput()},
         [](OpBuilder &, Location, ValueRange args) { return args[0]; });
     rewriter.replaceOp(op, result);
+    return success();
+  }
+};
+
+/// weft.trilu: element (.., i, j) is kept when j - i >= k (upper) or
+/// j - i <= k (lower), else zero. k may be computed at run time: it is a
+/// rank-0 input of the generic.
+struct TriluPattern : OpRewritePattern<TriluOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(TriluOp op,
+                                PatternRewriter &rewriter) const override {
+    auto resultType = cast<RankedTensorType>(op.getType());
+    if (!resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "result shape is not static");
+    MLIRContext *ctx = rewriter.getContext();
+    int64_t rank = resultType.getRank();
+    SmallVector<Value> inputs = {op.getInput(), op.getK()};
+    RankedTensorType computeResult = resultType;
+    SmallVector<AffineMap> maps = {
+        AffineMap::getMultiDimIdentityMap(rank, ctx),
+        AffineMap::get(rank, 0, {}, ctx),
+        AffineMap::getMultiDimIdentityMap(rank, ctx)};
+    SmallVector<utils::IteratorType> iterators(rank,
+                                               utils::IteratorType::parallel);
+    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
+                                         computeResult.getShape(),
+                                         computeResult.getElementType());
+    bool upper = op.getUpper();
+    auto generic = linalg::GenericOp::create(
+        rewriter, op.getLoc(), TypeRange{computeResult}, inputs,
+        ValueRange{init}, maps, iterators,
+        [&](OpBuilder &b, Location loc, ValueRange args) {
+          Value i = linalg::IndexOp::create(b, loc, rank - 2);
+          Value j = linalg::IndexOp::create(b, loc, rank - 1);
+          Value diff = arith::IndexCastOp::create(
+              b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, j, i));
+          Value keep = arith::CmpIOp::create(
+              b, loc,
+              upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
+              diff, args[1]);
+          Value x = toSignlessScalars(b, loc, args[0])[0];
+          Type element = x.getType();
+          Value zero = arith::ConstantOp::create(b, loc, element,
+                                                 b.getZeroAttr(element));
+          Value kept = arith::SelectOp::create(b, loc, keep, x, zero);
+          linalg::YieldOp::create(
+              b, loc, ValueRange{castScalar(b, loc, kept, args[0].getType())});
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
     return success();
   }
 };
@@ -558,7 +716,8 @@ struct WeftLowerToLinalgPass
                  ElementwisePattern<SelectOp>, ElementwisePattern<CastOp>,
                  ClipPattern, ExpandPattern, ReshapePattern<ReshapeOp>,
                  ReshapePattern<FlattenOp>, ReshapePattern<SqueezeOp>,
-                 ReshapePattern<UnsqueezeOp>, ConstantPattern>(ctx);
+                 ReshapePattern<UnsqueezeOp>, TriluPattern, ConstantPattern>(
+        ctx);
     // Every op the patterns match must go: a left-over one means a shape
     // that is not static, which weftc reports before codegen.
     ConversionTarget target(*ctx);
@@ -566,7 +725,8 @@ struct WeftLowerToLinalgPass
                            arith::ArithDialect, math::MathDialect,
                            WeftDialect>();
     target.addIllegalOp<UnaryOp, BinaryOp, SelectOp, CastOp, ClipOp, ExpandOp,
-                        ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>();
+                        ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp,
+                        TriluOp>();
     target.addDynamicallyLegalOp<ConstantOp>([](ConstantOp op) {
       return !isa<DenseElementsAttr>(op.getValue());
     });

@@ -73,3 +73,29 @@ func.func @reshape_expand(%x: tensor<2x3xf32>, %y: tensor<3xf32>) -> (tensor<6xf
   %e = weft.expand %y, %s : (tensor<3xf32>, tensor<2xi64>) -> tensor<2x3xf32>
   return %r, %e : tensor<6xf32>, tensor<2x3xf32>
 }
+
+// Tests that ui8 math runs on signless i8 scalars with unsigned operations.
+// CHECK-LABEL: func.func @div_max_u8
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} : ui8 to i8
+// CHECK: arith.divui
+// CHECK: builtin.unrealized_conversion_cast %{{.*}} : i8 to ui8
+// CHECK: arith.maxui
+func.func @div_max_u8(%x: tensor<4xui8>, %y: tensor<4xui8>) -> (tensor<4xui8>, tensor<4xui8>) {
+  %d = weft.binary div %x, %y : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  %m = weft.binary max %x, %y : (tensor<4xui8>, tensor<4xui8>) -> tensor<4xui8>
+  return %d, %m : tensor<4xui8>, tensor<4xui8>
+}
+
+// Tests that trilu compares the column minus the row with k, which may be
+// computed at run time.
+// CHECK-LABEL: func.func @triu
+// CHECK: linalg.generic
+// CHECK: %[[I:.*]] = linalg.index 1 : index
+// CHECK: %[[J:.*]] = linalg.index 2 : index
+// CHECK: arith.subi %[[J]], %[[I]]
+// CHECK: arith.cmpi sge
+// CHECK: arith.select
+func.func @triu(%x: tensor<2x3x4xf32>, %k: tensor<i64>) -> tensor<2x3x4xf32> {
+  %r = weft.trilu upper %x, %k : (tensor<2x3x4xf32>, tensor<i64>) -> tensor<2x3x4xf32>
+  return %r : tensor<2x3x4xf32>
+}
