@@ -196,21 +196,22 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
 // Dispatch
 //===----------------------------------------------------------------------===//
 
-/// The algorithm weft_rt_cpu_conv uses for a shape; the choice follows
-/// weft-kernel-bench's figures (bench/kernels/README.md).
+/// The algorithm weft_rt_cpu_conv uses for a shape; the rules follow
+/// weft-kernel-bench's figures on ResNet-18's layers (bench/kernels/README.md).
 static ConvAlgorithm chooseAlgorithm(const ConvShape &s) {
-  // Winograd halves the time of ResNet's stride-1 3x3 layers at no loss of
-  // accuracy worth noting (F(2,3): as direct; F(4,3): about 2e-6 of the
-  // largest output); oneDNN falls back to direct where it has none.
+  // Winograd halves the time of stride-1 3x3 layers at no loss of accuracy
+  // worth noting (F(2,3): as direct; F(4,3): about 2e-6 of the largest
+  // output); oneDNN falls back to direct where it has none.
   bool winograd = s.spatialRank == 2 && s.group == 1 && s.kernel[1] == 3 &&
                   s.kernel[2] == 3 && s.strides[1] == 1 && s.strides[2] == 1 &&
                   s.dilations[1] == 1 && s.dilations[2] == 1;
   if (winograd)
     return ConvAlgorithm::OneDnnWinograd;
-  // 1x1 convolutions are GEMMs already: oneDNN's GEMM-based convolution on
-  // the plain layout beats a blocked one that pays two reorders.
+  // 1x1 convolutions are GEMMs already (after subsampling when strided):
+  // one sgemm on the plain layout is as fast as oneDNN's GEMM-based
+  // convolution and beats a blocked one, which pays two reorders.
   if (s.kernelVolume() == 1 && s.group == 1)
-    return ConvAlgorithm::OneDnnPlain;
+    return ConvAlgorithm::Im2colOneDnnGemm;
   return ConvAlgorithm::OneDnnBlocked;
 }
 

@@ -49,6 +49,9 @@ struct WeightProbe {
 struct OneDnnConv : CacheEntry {
   ConvAlgorithm algorithm = ConvAlgorithm::Auto;
   bool hasBias = false;
+  /// The thread count the primitive was built for: oneDNN fixes a
+  /// primitive's team size when it creates it.
+  int threads = 0;
   std::string implementation;
   dnnl_engine_t engine = nullptr;
   dnnl_stream_t stream = nullptr;
@@ -60,6 +63,10 @@ struct OneDnnConv : CacheEntry {
                 userDst = nullptr;
   /// oneDNN-owned buffers in the primitive's layouts, where they differ.
   dnnl_memory_t convSrc = nullptr, convWeight = nullptr, convDst = nullptr;
+  /// The primitive's scratch memory, allocated once: left to oneDNN, large
+  /// ones (GEMM-based convolution's im2col buffer) are mapped and faulted in
+  /// again at every call.
+  dnnl_memory_t scratchpad = nullptr;
   WeightProbe probe;
   int64_t weightCount = 0;
 
@@ -67,8 +74,8 @@ struct OneDnnConv : CacheEntry {
     for (dnnl_primitive_t p : {conv, srcReorder, weightReorder, dstReorder})
       if (p)
         dnnl_primitive_destroy(p);
-    for (dnnl_memory_t m :
-         {userSrc, userWeight, userBias, userDst, convSrc, convWeight, convDst})
+    for (dnnl_memory_t m : {userSrc, userWeight, userBias, userDst, convSrc,
+                            convWeight, convDst, scratchpad})
       if (m)
         dnnl_memory_destroy(m);
     if (stream)
@@ -203,6 +210,14 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
                                           dnnl_format_tag_any),
              "destination descriptor");
   }
+  dnnl_primitive_attr_t attr = nullptr;
+  DNNL_TRY(ctx, dnnl_primitive_attr_create(&attr), "attribute creation");
+  dnnl_status_t modeStatus =
+      dnnl_primitive_attr_set_scratchpad_mode(attr, dnnl_scratchpad_mode_user);
+  if (modeStatus != dnnl_success) {
+    dnnl_primitive_attr_destroy(attr);
+    return dnnlFailure(ctx, modeStatus, "scratchpad mode");
+  }
   // Winograd exists for few shapes; where it does not, fall back to the
   // direct algorithm.
   dnnl_primitive_desc_t pd = nullptr;
@@ -219,10 +234,11 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
                  e.hasBias ? &userBias : nullptr, &convDst, strides, dilations,
                  padsBegin, padsEnd),
              "convolution descriptor");
-    status = dnnl_primitive_desc_create(&pd, &desc, nullptr, e.engine, nullptr);
+    status = dnnl_primitive_desc_create(&pd, &desc, attr, e.engine, nullptr);
     if (status == dnnl_success)
       break;
   }
+  dnnl_primitive_attr_destroy(attr);
   DNNL_TRY(ctx, status, "convolution primitive descriptor");
   const char *name = nullptr;
   if (dnnl_primitive_desc_query(pd, dnnl_query_impl_info_str, 0, &name) ==
@@ -235,6 +251,8 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
       dnnl_primitive_desc_query_md(pd, dnnl_query_weights_md, 0);
   const dnnl_memory_desc_t *dstMd =
       dnnl_primitive_desc_query_md(pd, dnnl_query_dst_md, 0);
+  const dnnl_memory_desc_t *scratchMd =
+      dnnl_primitive_desc_query_md(pd, dnnl_query_scratchpad_md, 0);
   status = dnnl_primitive_create(&e.conv, pd);
   // The descriptors queried above live in pd: finish with them first.
   weft_rt_status result = WEFT_RT_OK;
@@ -248,6 +266,13 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
                             reorderWeight);
   if (result == WEFT_RT_OK)
     result = internalMemory(ctx, e, dstMd, &userDst, &e.convDst, reorderDst);
+  if (result == WEFT_RT_OK && scratchMd &&
+      dnnl_memory_desc_get_size(scratchMd) > 0) {
+    dnnl_status_t scratchStatus = dnnl_memory_create(
+        &e.scratchpad, scratchMd, e.engine, DNNL_MEMORY_ALLOCATE);
+    if (scratchStatus != dnnl_success)
+      result = dnnlFailure(ctx, scratchStatus, "scratchpad allocation");
+  }
   if (result == WEFT_RT_OK && reorderSrc)
     result = makeReorder(ctx, e.engine, &userSrc, srcMd, &e.srcReorder);
   if (result == WEFT_RT_OK && reorderWeight)
@@ -288,12 +313,17 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
     algorithm = ConvAlgorithm::OneDnnBlocked;
   bool hasBias = bias != nullptr;
   OneDnnConv *e = findCached<OneDnnConv>(ctx, params, s.words);
-  if (e && (e->algorithm != algorithm || e->hasBias != hasBias))
+  // oneDNN sizes a primitive's team from OpenMP's setting at creation, and
+  // keeps it: set the context's count first.
+  applyLibraryThreads(ctx);
+  if (e && (e->algorithm != algorithm || e->hasBias != hasBias ||
+            e->threads != ctx->numThreads))
     e = nullptr;
   if (!e) {
     auto entry = std::make_unique<OneDnnConv>();
     entry->algorithm = algorithm;
     entry->hasBias = hasBias;
+    entry->threads = ctx->numThreads;
     entry->weightCount = (s.oc / s.group) * s.c * s.kernelVolume();
     DNNL_TRY(ctx, dnnl_engine_create(&entry->engine, dnnl_cpu, 0),
              "engine creation");
@@ -305,7 +335,6 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
     e = storeCached(ctx, params, s.words, std::move(entry));
   }
 
-  applyLibraryThreads(ctx);
   auto handle = [](const float *p) {
     return const_cast<void *>(static_cast<const void *>(p));
   };
@@ -330,12 +359,16 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
                               {DNNL_ARG_TO, e->convSrc}};
     WEFT_RT_TRY(execute(ctx, *e, e->srcReorder, 2, args, "source reorder"));
   }
-  dnnl_exec_arg_t args[4] = {
+  dnnl_exec_arg_t args[5] = {
       {DNNL_ARG_SRC, e->srcReorder ? e->convSrc : e->userSrc},
       {DNNL_ARG_WEIGHTS, e->weightReorder ? e->convWeight : e->userWeight},
       {DNNL_ARG_DST, e->dstReorder ? e->convDst : e->userDst},
+      {DNNL_ARG_SCRATCHPAD, e->scratchpad},
       {DNNL_ARG_BIAS, e->userBias}};
-  WEFT_RT_TRY(execute(ctx, *e, e->conv, hasBias ? 4 : 3, args, "convolution"));
+  int count = (e->scratchpad ? 4 : 3) + (hasBias ? 1 : 0);
+  if (!e->scratchpad)
+    args[3] = args[4];
+  WEFT_RT_TRY(execute(ctx, *e, e->conv, count, args, "convolution"));
   if (e->dstReorder) {
     dnnl_exec_arg_t back[] = {{DNNL_ARG_FROM, e->convDst},
                               {DNNL_ARG_TO, e->userDst}};

@@ -59,6 +59,52 @@ inline float expFloat(float x) {
   return x != x ? x : result;
 }
 
+// The 16-lane helpers below pass vectors by value, which GCC notes
+// (-Wpsabi) would change the ABI between ISAs; they are always inlined into
+// their callers, so no call crosses that boundary, and the files using them
+// build with -Wno-psabi.
+/// Sixteen floats as one GCC vector: AVX-512 compiles it to one register,
+/// AVX2 to two, the baseline to four. Loops written on it vectorize however
+/// the auto-vectorizer judges them.
+typedef float Float16 __attribute__((vector_size(64)));
+typedef int32_t Int16 __attribute__((vector_size(64)));
+
+/// Loads and stores 16 floats at any alignment.
+inline __attribute__((always_inline)) Float16 loadFloat16(const float *p) {
+  Float16 v;
+  std::memcpy(&v, p, sizeof(v));
+  return v;
+}
+inline __attribute__((always_inline)) void storeFloat16(float *p, Float16 v) {
+  std::memcpy(p, &v, sizeof(v));
+}
+
+/// expFloat on 16 lanes at once (the same polynomial and edge cases).
+inline __attribute__((always_inline)) Float16 expFloat16(Float16 x) {
+  const float high = 88.3762626647949f, low = -87.3365447504f;
+  Float16 clamped = x > high ? Float16{} + high : x;
+  clamped = clamped < low ? Float16{} + low : clamped;
+  clamped = x != x ? Float16{} : clamped;
+  Float16 shifted = clamped * 1.44269504088896341f + 12582912.0f;
+  Int16 n = (Int16)shifted - 0x4B400000;
+  Float16 nf = shifted - 12582912.0f;
+  Float16 r = clamped - nf * 0.693359375f;
+  r = r - nf * -2.12194440e-4f;
+  Float16 p = Float16{} + 1.9875691500e-4f;
+  p = p * r + 1.3981999507e-3f;
+  p = p * r + 8.3334519073e-3f;
+  p = p * r + 4.1665795894e-2f;
+  p = p * r + 1.6666665459e-1f;
+  p = p * r + 5.0000001201e-1f;
+  p = p * r * r + r + 1.0f;
+  Float16 scale = (Float16)((n + 127) << 23);
+  Float16 result = p * scale;
+  result = x < low ? Float16{} : result;
+  result =
+      x > high ? Float16{} + std::numeric_limits<float>::infinity() : result;
+  return x != x ? x : result;
+}
+
 /// exp for either float type: the vectorizable one for f32, libm's for f64.
 inline float expOf(float x) { return expFloat(x); }
 inline double expOf(double x) { return std::exp(x); }

@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl.h>
 
 #include <climits>
+#include <limits>
 
 using namespace weft::rt::cpu;
 
@@ -77,13 +78,17 @@ weft_rt_status weft::rt::cpu::gemmF32(weft_rt_context *ctx, GemmBackend backend,
   }
   dnnl_status_t status = dnnl_sgemm(transA ? 'T' : 'N', transB ? 'T' : 'N', m,
                                     n, k, alpha, a, lda, b, ldb, beta, c, ldc);
-  if (status != dnnl_success)
-    return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
+  if (status == dnnl_success)
+    return WEFT_RT_OK;
+  // Batched products call this from several threads at once.
+  weft_rt_status result;
+#pragma omp critical(weftMatmulError)
+  result = weft_rt_fail(ctx, WEFT_RT_INTERNAL,
                         "matmul: oneDNN sgemm %lldx%lldx%lld failed with "
                         "status %d",
                         static_cast<long long>(m), static_cast<long long>(n),
                         static_cast<long long>(k), static_cast<int>(status));
-  return WEFT_RT_OK;
+  return result;
 }
 
 weft_rt_status weft::rt::cpu::gemmF64(weft_rt_context *ctx, bool transA,
@@ -300,17 +305,32 @@ static weft_rt_status floatMatmul(weft_rt_context *ctx, GemmBackend backend,
 // Integer products
 //===----------------------------------------------------------------------===//
 
+/// `value` converted to T, clamped to its range (NaN to 0) instead of the
+/// undefined behaviour of an out-of-range conversion.
+template <typename T> static T saturate(double value) {
+  if (value != value)
+    return T(0);
+  if (value <= static_cast<double>(std::numeric_limits<T>::lowest()))
+    return std::numeric_limits<T>::lowest();
+  if (value >= static_cast<double>(std::numeric_limits<T>::max()))
+    return std::numeric_limits<T>::max();
+  return static_cast<T>(value);
+}
+
 /// Integer products wrap around like ONNX Runtime's (two's complement), done
 /// in the unsigned type so that overflow is defined.
 template <typename T>
 static weft_rt_status intMatmul(weft_rt_context *ctx, const MatmulShape &s,
                                 const T *a, const T *b, const T *bias, T *out) {
   using U = std::make_unsigned_t<T>;
+  // alpha 1 and beta 0 or 1 stay in integers; other scales go through
+  // double and saturate.
+  if (s.beta == 0.0)
+    bias = nullptr;
   bool exactScale = s.alpha == 1.0 && (s.beta == 1.0 || !bias);
   int64_t work = s.batch * s.m * s.n * std::max<int64_t>(s.k, 1);
   int nt = threadsFor(ctx, work);
   int64_t rows = s.batch * s.m;
-  weft_rt_status status = WEFT_RT_OK;
 #pragma omp parallel num_threads(nt) if (nt > 1)
   {
     std::vector<U> acc(static_cast<size_t>(s.n));
@@ -343,11 +363,11 @@ static weft_rt_status intMatmul(weft_rt_context *ctx, const MatmulShape &s,
         }
         double value = s.alpha * static_cast<double>(static_cast<T>(acc[j])) +
                        s.beta * static_cast<double>(biasValue);
-        o[j] = static_cast<T>(value);
+        o[j] = saturate<T>(value);
       }
     }
   }
-  return status;
+  return WEFT_RT_OK;
 }
 
 //===----------------------------------------------------------------------===//

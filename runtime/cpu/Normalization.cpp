@@ -18,26 +18,35 @@ using namespace weft::rt::cpu;
 // BatchNormalization
 //===----------------------------------------------------------------------===//
 
+/// dst = src * scale + shift over one plane.
 template <typename T>
-static WEFT_RT_INLINE void
-affinePlanes(const T *x, T *y, const T *a, const T *b, int64_t planes,
-             int64_t channels, int64_t inner, int nt) {
+static WEFT_RT_INLINE void affinePlane(const T *src, T *dst, int64_t inner,
+                                       T scale, T shift) {
+#pragma omp simd
+  for (int64_t i = 0; i < inner; ++i)
+    dst[i] = src[i] * scale + shift;
+}
+
+// Compiled for AVX-512 and AVX2 too; called per plane because OpenMP's
+// outlined loop body would not inherit the clones' targets.
+WEFT_RT_VECTOR_CLONES
+static void affinePlaneF32(const float *src, float *dst, int64_t inner,
+                           float scale, float shift) {
+  affinePlane(src, dst, inner, scale, shift);
+}
+
+template <typename T>
+static void affinePlanes(const T *x, T *y, const T *a, const T *b,
+                         int64_t planes, int64_t channels, int64_t inner,
+                         int nt) {
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t p = 0; p < planes; ++p) {
     T scale = a[p % channels], shift = b[p % channels];
-    const T *src = x + p * inner;
-    T *dst = y + p * inner;
-#pragma omp simd
-    for (int64_t i = 0; i < inner; ++i)
-      dst[i] = src[i] * scale + shift;
+    if constexpr (std::is_same_v<T, float>)
+      affinePlaneF32(x + p * inner, y + p * inner, inner, scale, shift);
+    else
+      affinePlane(x + p * inner, y + p * inner, inner, scale, shift);
   }
-}
-
-WEFT_RT_VECTOR_CLONES
-static void affinePlanesF32(const float *x, float *y, const float *a,
-                            const float *b, int64_t planes, int64_t channels,
-                            int64_t inner, int nt) {
-  affinePlanes(x, y, a, b, planes, channels, inner, nt);
 }
 
 weft_rt_status weft_rt_cpu_batch_norm(weft_rt_context *ctx,
@@ -87,13 +96,8 @@ weft_rt_status weft_rt_cpu_batch_norm(weft_rt_context *ctx,
         b[i] = static_cast<T>(static_cast<double>(sh[i]) -
                               static_cast<double>(m[i]) * factor);
       }
-      int nt = threadsFor(ctx, count);
-      if constexpr (std::is_same_v<T, float>)
-        affinePlanesF32(static_cast<const T *>(x), static_cast<T *>(out), a, b,
-                        planes, c, inner, nt);
-      else
-        affinePlanes(static_cast<const T *>(x), static_cast<T *>(out), a, b,
-                     planes, c, inner, nt);
+      affinePlanes(static_cast<const T *>(x), static_cast<T *>(out), a, b,
+                   planes, c, inner, threadsFor(ctx, count));
       return WEFT_RT_OK;
     }
     return WEFT_RT_INTERNAL;
@@ -114,57 +118,94 @@ struct NormalizeShape {
 };
 } // namespace
 
-/// Normalizes rows [begin, end). Layer rows take scale[j] and bias[j] per
-/// element; instance rows one scale[r % channels] and bias[r % channels].
+/// Writes row `row` normalized with its mean and 1/sqrt(var + eps). Layer
+/// rows take scale[j] and bias[j] per element; instance rows one
+/// scale[r % channels] and bias[r % channels].
 template <typename T>
-static WEFT_RT_INLINE void normalizeRows(const NormalizeShape &s, const T *x,
-                                         const T *scale, const T *bias, T *y,
-                                         int nt) {
+static WEFT_RT_INLINE void
+applyNormalization(const NormalizeShape &s, int64_t row, const T *src,
+                   const T *scale, const T *bias, T *dst, T center, T inverse) {
   const int64_t size = s.size;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (int64_t row = 0; row < s.outer; ++row) {
-    const T *src = x + row * size;
-    T *dst = y + row * size;
-    // Two passes in double: the mean, then the variance around it, which
-    // stays accurate for rows far from zero.
-    double sum = 0.0;
-#pragma omp simd reduction(+ : sum)
+  if (s.instance) {
+    int64_t channel = row % s.channels;
+    T a = scale[channel] * inverse;
+    T b = bias ? bias[channel] : T(0);
+#pragma omp simd
     for (int64_t j = 0; j < size; ++j)
-      sum += static_cast<double>(src[j]);
-    double mean = sum / static_cast<double>(size);
-    double squares = 0.0;
-#pragma omp simd reduction(+ : squares)
-    for (int64_t j = 0; j < size; ++j) {
-      double d = static_cast<double>(src[j]) - mean;
-      squares += d * d;
-    }
-    double variance = squares / static_cast<double>(size);
-    T inverse = static_cast<T>(1.0 / std::sqrt(variance + s.epsilon));
-    T center = static_cast<T>(mean);
-    if (s.instance) {
-      int64_t channel = row % s.channels;
-      T a = scale[channel] * inverse;
-      T b = bias ? bias[channel] : T(0);
+      dst[j] = (src[j] - center) * a + b;
+  } else if (bias) {
 #pragma omp simd
-      for (int64_t j = 0; j < size; ++j)
-        dst[j] = (src[j] - center) * a + b;
-    } else if (bias) {
+    for (int64_t j = 0; j < size; ++j)
+      dst[j] = (src[j] - center) * inverse * scale[j] + bias[j];
+  } else {
 #pragma omp simd
-      for (int64_t j = 0; j < size; ++j)
-        dst[j] = (src[j] - center) * inverse * scale[j] + bias[j];
-    } else {
-#pragma omp simd
-      for (int64_t j = 0; j < size; ++j)
-        dst[j] = (src[j] - center) * inverse * scale[j];
-    }
+    for (int64_t j = 0; j < size; ++j)
+      dst[j] = (src[j] - center) * inverse * scale[j];
   }
 }
 
+/// One f64 row: two passes in double, the mean and then the variance
+/// around it, which stays accurate for rows far from zero.
+static void normalizeRow(const NormalizeShape &s, int64_t row,
+                         const double *src, const double *scale,
+                         const double *bias, double *dst) {
+  double sum = 0.0;
+#pragma omp simd reduction(+ : sum)
+  for (int64_t j = 0; j < s.size; ++j)
+    sum += src[j];
+  double mean = sum / static_cast<double>(s.size);
+  double squares = 0.0;
+#pragma omp simd reduction(+ : squares)
+  for (int64_t j = 0; j < s.size; ++j)
+    squares += (src[j] - mean) * (src[j] - mean);
+  double inverse =
+      1.0 / std::sqrt(squares / static_cast<double>(s.size) + s.epsilon);
+  applyNormalization(s, row, src, scale, bias, dst, mean, inverse);
+}
+
+/// One f32 row, the same two passes on 16-lane float vectors (GCC leaves
+/// float reductions scalar otherwise); the lanes are summed in double.
 WEFT_RT_VECTOR_CLONES
-static void normalizeRowsF32(const NormalizeShape &s, const float *x,
-                             const float *scale, const float *bias, float *y,
-                             int nt) {
-  normalizeRows(s, x, scale, bias, y, nt);
+static void normalizeRowF32(const NormalizeShape &s, int64_t row,
+                            const float *src, const float *scale,
+                            const float *bias, float *dst) {
+  const int64_t size = s.size;
+  Float16 lanes = {};
+  int64_t j = 0;
+  for (; j + 16 <= size; j += 16)
+    lanes += loadFloat16(src + j);
+  double sum = 0.0;
+  for (int l = 0; l < 16; ++l)
+    sum += lanes[l];
+  for (; j < size; ++j)
+    sum += src[j];
+  double mean = sum / static_cast<double>(size);
+  float center = static_cast<float>(mean);
+  Float16 squares = {};
+  for (j = 0; j + 16 <= size; j += 16) {
+    Float16 d = loadFloat16(src + j) - center;
+    squares += d * d;
+  }
+  double squareSum = 0.0;
+  for (int l = 0; l < 16; ++l)
+    squareSum += squares[l];
+  for (; j < size; ++j)
+    squareSum += (src[j] - center) * (src[j] - center);
+  float inverse = static_cast<float>(
+      1.0 / std::sqrt(squareSum / static_cast<double>(size) + s.epsilon));
+  applyNormalization(s, row, src, scale, bias, dst, center, inverse);
+}
+
+template <typename T>
+static void normalizeRows(const NormalizeShape &s, const T *x, const T *scale,
+                          const T *bias, T *y, int nt) {
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t row = 0; row < s.outer; ++row) {
+    if constexpr (std::is_same_v<T, float>)
+      normalizeRowF32(s, row, x + row * s.size, scale, bias, y + row * s.size);
+    else
+      normalizeRow(s, row, x + row * s.size, scale, bias, y + row * s.size);
+  }
 }
 
 weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
@@ -210,12 +251,7 @@ weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
   int nt = threadsFor(ctx, 3 * count);
   return visitDtype(s.dtype, [&](auto zero) -> weft_rt_status {
     using T = decltype(zero);
-    if constexpr (std::is_same_v<T, float>) {
-      normalizeRowsF32(s, static_cast<const T *>(x),
-                       static_cast<const T *>(scale),
-                       static_cast<const T *>(bias), static_cast<T *>(out), nt);
-      return WEFT_RT_OK;
-    } else if constexpr (std::is_same_v<T, double>) {
+    if constexpr (std::is_floating_point_v<T>) {
       normalizeRows(s, static_cast<const T *>(x), static_cast<const T *>(scale),
                     static_cast<const T *>(bias), static_cast<T *>(out), nt);
       return WEFT_RT_OK;

@@ -6,7 +6,6 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelSupport.h"
-#include "MathSupport.h"
 
 #include <algorithm>
 #include <cmath>

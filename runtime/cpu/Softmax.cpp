@@ -32,34 +32,59 @@ constexpr int64_t kBlock = 256;
 template <typename T>
 static WEFT_RT_INLINE void softmaxRow(const T *src, T *dst, int64_t n,
                                       bool log) {
-  T peak = -std::numeric_limits<T>::infinity();
-#pragma omp simd reduction(max : peak)
-  for (int64_t j = 0; j < n; ++j)
-    peak = std::max(peak, src[j]);
-  // Log-softmax must not store the exponentials: out may be the input.
-  T sum = 0;
+  // The maximum in 16 lanes: GCC does not vectorize a max reduction of
+  // floats (NaN ordering) but does vectorize this element-wise one.
+  constexpr int64_t kLanes = 16;
+  T lanes[kLanes];
+  for (int64_t l = 0; l < kLanes; ++l)
+    lanes[l] = -std::numeric_limits<T>::infinity();
+  int64_t j = 0;
+  for (; j + kLanes <= n; j += kLanes)
+    for (int64_t l = 0; l < kLanes; ++l)
+      lanes[l] = std::max(lanes[l], src[j + l]);
+  for (; j < n; ++j)
+    lanes[0] = std::max(lanes[0], src[j]);
+  T peak = lanes[0];
+  for (int64_t l = 1; l < kLanes; ++l)
+    peak = std::max(peak, lanes[l]);
+  // Sum the exponentials in lanes too, which vectorizes cleanly. Log-softmax
+  // must not store them: out may be the input.
+  T sums[kLanes] = {};
+  j = 0;
   if (log) {
-#pragma omp simd reduction(+ : sum)
-    for (int64_t j = 0; j < n; ++j)
-      sum += expOf(src[j] - peak);
+    for (; j + kLanes <= n; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l)
+        sums[l] += expOf(src[j + l] - peak);
+  } else {
+    for (; j + kLanes <= n; j += kLanes)
+      for (int64_t l = 0; l < kLanes; ++l) {
+        T e = expOf(src[j + l] - peak);
+        dst[j + l] = e;
+        sums[l] += e;
+      }
+  }
+  for (; j < n; ++j) {
+    T e = expOf(src[j] - peak);
+    if (!log)
+      dst[j] = e;
+    sums[0] += e;
+  }
+  T sum = sums[0];
+  for (int64_t l = 1; l < kLanes; ++l)
+    sum += sums[l];
+  if (log) {
     // x - max is exact where it matters (x near max); subtracting log(sum)
     // afterwards keeps the digits that (max + log(sum)) would round off.
     T logSum = std::log(sum);
 #pragma omp simd
-    for (int64_t j = 0; j < n; ++j)
-      dst[j] = (src[j] - peak) - logSum;
+    for (int64_t k = 0; k < n; ++k)
+      dst[k] = (src[k] - peak) - logSum;
     return;
-  }
-#pragma omp simd reduction(+ : sum)
-  for (int64_t j = 0; j < n; ++j) {
-    T e = expOf(src[j] - peak);
-    dst[j] = e;
-    sum += e;
   }
   T inverse = T(1) / sum;
 #pragma omp simd
-  for (int64_t j = 0; j < n; ++j)
-    dst[j] *= inverse;
+  for (int64_t k = 0; k < n; ++k)
+    dst[k] *= inverse;
 }
 
 /// Softmax along a strided axis for `width` (<= kBlock) neighbouring
@@ -113,9 +138,64 @@ static WEFT_RT_INLINE void softmaxBlock(const T *src, T *dst, int64_t axis,
 // The f32 bodies compiled for AVX-512 and AVX2 too. They are leaf functions
 // called per row or block: OpenMP outlines a parallel loop into a function
 // of its own, which would not inherit the clones' targets.
+
+/// softmaxRow for floats on explicit 16-lane vectors: GCC's vectorizer
+/// turns the max and exp-sum reductions into scalar code otherwise.
 WEFT_RT_VECTOR_CLONES
 static void softmaxRowF32(const float *src, float *dst, int64_t n, bool log) {
-  softmaxRow(src, dst, n, log);
+  const float infinity = std::numeric_limits<float>::infinity();
+  Float16 lanes = Float16{} - infinity;
+  int64_t j = 0;
+  for (; j + 16 <= n; j += 16) {
+    Float16 v = loadFloat16(src + j);
+    lanes = v > lanes ? v : lanes;
+  }
+  float peak = -infinity;
+  for (int l = 0; l < 16; ++l)
+    peak = std::max(peak, lanes[l]);
+  for (; j < n; ++j)
+    peak = std::max(peak, src[j]);
+  // Two vectors per step: the exp polynomial is a chain of dependent
+  // operations, and two chains keep the FMA units busy.
+  Float16 sums = {}, moreSums = {};
+  for (j = 0; j + 32 <= n; j += 32) {
+    Float16 e = expFloat16(loadFloat16(src + j) - peak);
+    Float16 f = expFloat16(loadFloat16(src + j + 16) - peak);
+    if (!log) {
+      storeFloat16(dst + j, e);
+      storeFloat16(dst + j + 16, f);
+    }
+    sums += e;
+    moreSums += f;
+  }
+  sums += moreSums;
+  for (; j + 16 <= n; j += 16) {
+    Float16 e = expFloat16(loadFloat16(src + j) - peak);
+    // Log-softmax must not store them: out may be the input.
+    if (!log)
+      storeFloat16(dst + j, e);
+    sums += e;
+  }
+  float sum = 0.0f;
+  for (int l = 0; l < 16; ++l)
+    sum += sums[l];
+  for (; j < n; ++j) {
+    float e = expFloat(src[j] - peak);
+    if (!log)
+      dst[j] = e;
+    sum += e;
+  }
+  if (log) {
+    // x - max is exact where it matters (x near max); subtracting log(sum)
+    // afterwards keeps the digits that (max + log(sum)) would round off.
+    float logSum = std::log(sum);
+    for (j = 0; j < n; ++j)
+      dst[j] = (src[j] - peak) - logSum;
+    return;
+  }
+  float inverse = 1.0f / sum;
+  for (j = 0; j < n; ++j)
+    dst[j] *= inverse;
 }
 
 WEFT_RT_VECTOR_CLONES

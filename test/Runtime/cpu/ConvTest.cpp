@@ -152,8 +152,8 @@ TEST_P(ConvTest, PointwiseAndStem) {
   check({1, 3, 16, 1, {32, 32}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}});
 }
 
-// Tests that a cached primitive is reused across calls and that new weights
-// in the same buffer are picked up.
+// Tests that a cached primitive is reused across calls, rebuilt for another
+// thread count, and that new weights in the same buffer are picked up.
 TEST_P(ConvTest, CachedPrimitiveFollowsWeights) {
   ConvCase c{1, 16, 16, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
   Params p = c.params();
@@ -161,7 +161,11 @@ TEST_P(ConvTest, CachedPrimitiveFollowsWeights) {
   auto w = randomValues<float>(16 * 16 * 9, 22);
   auto bias = randomValues<float>(16, 23);
   std::vector<float> out(16 * 64);
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < 4; ++round) {
+    if (round == 1) {
+      ASSERT_EQ(weft_rt_context_set_num_threads(ctx, 3 - GetParam()),
+                WEFT_RT_OK);
+    }
     if (round == 2) {
       // Same buffer, new contents.
       auto fresh = randomValues<float>(w.size(), 24);

@@ -164,7 +164,8 @@ TEST_P(MatmulTest, Integers) {
     }
 }
 
-// Tests that integer products wrap around instead of overflowing.
+// Tests that integer products wrap around instead of overflowing, and that
+// scaled ones saturate.
 TEST_P(MatmulTest, IntegerWrapAround) {
   std::vector<int32_t> a = {1 << 30, 1 << 30}, b = {4, 1};
   std::vector<int32_t> out(1);
@@ -174,6 +175,27 @@ TEST_P(MatmulTest, IntegerWrapAround) {
                                out.data()),
             WEFT_RT_OK);
   EXPECT_EQ(out[0], static_cast<int32_t>(5u << 30));
+  // A scaled result out of range saturates; beta 0 ignores the bias.
+  std::vector<int64_t> x = {int64_t(1) << 40}, y = {int64_t(1) << 20};
+  std::vector<int64_t> bias = {5}, wide(1);
+  Params scaled;
+  scaled.add({WEFT_RT_I64, 1, 1, 1, 0, 0})
+      .addDouble(16)
+      .addDouble(1)
+      .add({0, 0, 0});
+  ASSERT_EQ(weft_rt_cpu_matmul(ctx, scaled.data(), x.data(), y.data(),
+                               bias.data(), wide.data()),
+            WEFT_RT_OK);
+  EXPECT_EQ(wide[0], INT64_MAX);
+  Params noBeta;
+  noBeta.add({WEFT_RT_I64, 1, 1, 1, 0, 0})
+      .addDouble(1)
+      .addDouble(0)
+      .add({0, 0, 0});
+  ASSERT_EQ(weft_rt_cpu_matmul(ctx, noBeta.data(), x.data(), y.data(),
+                               bias.data(), wide.data()),
+            WEFT_RT_OK);
+  EXPECT_EQ(wide[0], int64_t(1) << 60);
 }
 
 // Tests that malformed blocks fail with a message instead of crashing.

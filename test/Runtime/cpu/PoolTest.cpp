@@ -184,6 +184,48 @@ TEST_P(PoolTest, MaxDtypes) {
   check<double>(c, WEFT_RT_F64);
 }
 
+// Tests rows wide enough for the 16-output vector blocks, with strides 1
+// and 2, dilations, and interiors that are not a multiple of 16.
+TEST_P(PoolTest, WideRows) {
+  for (bool isMax : {true, false})
+    for (bool includePad : {false, true}) {
+      check<float>({isMax,
+                    includePad,
+                    1,
+                    3,
+                    {6, 70},
+                    {3, 5},
+                    {1, 1},
+                    {1, 1},
+                    {1, 2},
+                    {1, 2}},
+                   WEFT_RT_F32);
+      check<float>({isMax,
+                    includePad,
+                    2,
+                    2,
+                    {7, 83},
+                    {2, 3},
+                    {2, 2},
+                    {1, 2},
+                    {0, 1},
+                    {1, 3},
+                    true},
+                   WEFT_RT_F32);
+      check<float>({isMax,
+                    includePad,
+                    1,
+                    2,
+                    {4, 3, 50},
+                    {2, 2, 3},
+                    {1, 1, 2},
+                    {1, 1, 1},
+                    {1, 0, 1},
+                    {0, 1, 1}},
+                   WEFT_RT_F32);
+    }
+}
+
 // Tests a large pool, split over threads.
 TEST_P(PoolTest, LargePlanes) {
   check<float>(

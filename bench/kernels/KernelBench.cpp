@@ -1,0 +1,432 @@
+//===- KernelBench.cpp - Times the CPU kernels' alternatives --------------===//
+//
+// weft-kernel-bench: GEMM on OpenBLAS vs oneDNN for the shapes of the MLP,
+// BERT and ResNet-18, and convolution on oneDNN (plain, blocked, Winograd)
+// vs im2col + GEMM for ResNet-18's layers, at the requested thread counts.
+// The kernels' Auto choices follow its tables (bench/kernels/README.md).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conv.h"
+#include "Gemm.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+using namespace weft::rt::cpu;
+
+namespace {
+const char *const kUsage =
+    "usage: weft-kernel-bench [--threads=1,2] [--only=gemm|conv|other]\n"
+    "                         [--min-time=SECONDS] [--stat=median|min]\n"
+    "\n"
+    "Times the alternatives behind the CPU kernels and prints a table per\n"
+    "kind, one column per thread count (microseconds). --stat=min reports\n"
+    "the fastest run, steadier than the median on a busy machine.\n"
+    "\n"
+    "examples:\n"
+    "  weft-kernel-bench                   # everything at 1 and 2 threads\n"
+    "  weft-kernel-bench --only=conv --threads=1\n"
+    "  weft-kernel-bench --min-time=1      # steadier figures, slower\n";
+
+struct Options {
+  std::vector<int> threads = {1, 2};
+  std::string only;
+  double minTime = 0.3;
+  bool useMin = false;
+};
+
+/// Exit codes of Weft's command-line contract.
+enum ExitCode { kOk = 0, kUsageError = 1, kInternalError = 70 };
+
+bool parseOptions(int argc, char **argv, Options &options, int &exitCode) {
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--help" || arg == "-h") {
+      std::fputs(kUsage, stdout);
+      exitCode = kOk;
+      return false;
+    }
+    if (arg == "--version") {
+      std::printf("weft-kernel-bench %s\n", WEFT_KERNEL_BENCH_VERSION);
+      exitCode = kOk;
+      return false;
+    }
+    if (arg.rfind("--threads=", 0) == 0) {
+      options.threads.clear();
+      std::string list = arg.substr(10);
+      size_t start = 0;
+      while (start <= list.size()) {
+        size_t comma = list.find(',', start);
+        std::string item = list.substr(start, comma - start);
+        char *end = nullptr;
+        long n = std::strtol(item.c_str(), &end, 10);
+        if (item.empty() || *end || n < 1 || n > 4096) {
+          std::fprintf(stderr,
+                       "weft-kernel-bench: '%s' in --threads is not a thread "
+                       "count (1 to 4096)\n",
+                       item.c_str());
+          exitCode = kUsageError;
+          return false;
+        }
+        options.threads.push_back(static_cast<int>(n));
+        if (comma == std::string::npos)
+          break;
+        start = comma + 1;
+      }
+      continue;
+    }
+    if (arg.rfind("--only=", 0) == 0) {
+      options.only = arg.substr(7);
+      if (options.only != "gemm" && options.only != "conv" &&
+          options.only != "other") {
+        std::fprintf(stderr,
+                     "weft-kernel-bench: --only takes gemm, conv or other, "
+                     "not '%s'\n",
+                     options.only.c_str());
+        exitCode = kUsageError;
+        return false;
+      }
+      continue;
+    }
+    if (arg == "--stat=min" || arg == "--stat=median") {
+      options.useMin = arg == "--stat=min";
+      continue;
+    }
+    if (arg.rfind("--min-time=", 0) == 0) {
+      char *end = nullptr;
+      options.minTime = std::strtod(arg.c_str() + 11, &end);
+      if (*end || !(options.minTime > 0 && options.minTime <= 60)) {
+        std::fprintf(stderr,
+                     "weft-kernel-bench: --min-time takes seconds in (0, "
+                     "60], not '%s'\n",
+                     arg.c_str() + 11);
+        exitCode = kUsageError;
+        return false;
+      }
+      continue;
+    }
+    std::fprintf(stderr, "weft-kernel-bench: unknown option '%s'\n%s",
+                 arg.c_str(), kUsage);
+    exitCode = kUsageError;
+    return false;
+  }
+  return true;
+}
+
+double seconds() {
+  using namespace std::chrono;
+  return duration<double>(steady_clock::now().time_since_epoch()).count();
+}
+
+/// Median (or fastest) microseconds of `run` over at least 5 runs and
+/// `minTime` seconds, after 3 warm-up runs; negative if a run fails.
+double timeIt(const std::function<weft_rt_status()> &run,
+              const Options &options) {
+  const double minTime = options.minTime;
+  for (int i = 0; i < 3; ++i)
+    if (run() != WEFT_RT_OK)
+      return -1;
+  std::vector<double> samples;
+  double start = seconds();
+  while (samples.size() < 5 || seconds() - start < minTime) {
+    double t0 = seconds();
+    if (run() != WEFT_RT_OK)
+      return -1;
+    samples.push_back((seconds() - t0) * 1e6);
+    if (samples.size() >= 10000)
+      break;
+  }
+  std::sort(samples.begin(), samples.end());
+  return options.useMin ? samples.front() : samples[samples.size() / 2];
+}
+
+std::vector<float> randomFloats(size_t count, unsigned seed) {
+  std::mt19937 engine(seed);
+  std::uniform_real_distribution<float> dist(-1.0f, 1.0f);
+  std::vector<float> values(count);
+  for (float &v : values)
+    v = dist(engine);
+  return values;
+}
+
+int64_t doubleBits(double value) {
+  int64_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+
+/// One context per thread count, shared by all measurements.
+struct Contexts {
+  std::vector<weft_rt_context *> all;
+  ~Contexts() {
+    for (weft_rt_context *ctx : all)
+      weft_rt_context_destroy(ctx);
+  }
+};
+
+void printHeader(const char *title, const std::vector<std::string> &variants,
+                 const Options &options) {
+  std::printf("\n%s (%s us; GFLOP/s in brackets)\n", title,
+              options.useMin ? "fastest" : "median");
+  std::printf("%-28s", "shape");
+  for (int threads : options.threads)
+    for (const std::string &variant : variants)
+      std::printf(" %16s", (variant + " t" + std::to_string(threads)).c_str());
+  std::printf("\n");
+}
+
+//===----------------------------------------------------------------------===//
+// GEMM
+//===----------------------------------------------------------------------===//
+
+struct GemmShape {
+  const char *name;
+  int64_t batch, m, n, k;
+  bool transB;
+};
+
+int benchGemm(Contexts &contexts, const Options &options) {
+  const GemmShape shapes[] = {
+      {"mlp fc1 1x256x784 tB", 1, 1, 256, 784, true},
+      {"mlp fc2 1x128x256 tB", 1, 1, 128, 256, true},
+      {"mlp fc1 4x256x784 tB", 1, 4, 256, 784, true},
+      {"bert qkv 128x384x128", 1, 128, 384, 128, false},
+      {"bert proj 128x128x128 tB", 1, 128, 128, 128, true},
+      {"bert ffn1 128x512x128", 1, 128, 512, 128, false},
+      {"bert ffn2 128x128x512", 1, 128, 128, 512, false},
+      {"bert qk 2x128x128x64", 2, 128, 128, 64, false},
+      {"bert pv 2x128x64x128", 2, 128, 64, 128, false},
+      {"rn conv1 64x12544x147", 1, 64, 12544, 147, false},
+      {"rn l1 64x3136x576", 1, 64, 3136, 576, false},
+      {"rn l2 128x784x1152", 1, 128, 784, 1152, false},
+      {"rn l3 256x196x2304", 1, 256, 196, 2304, false},
+      {"rn l4 512x49x4608", 1, 512, 49, 4608, false},
+      {"rn ds2 128x784x64", 1, 128, 784, 64, false},
+      {"rn fc 1x1000x512 tB", 1, 1, 1000, 512, true},
+  };
+  const GemmBackend backends[] = {GemmBackend::OpenBlas, GemmBackend::OneDnn};
+  printHeader("GEMM: OpenBLAS vs oneDNN", {"openblas", "onednn"}, options);
+  for (const GemmShape &s : shapes) {
+    auto a = randomFloats(s.batch * s.m * s.k, 1);
+    auto b = randomFloats(s.batch * s.k * s.n, 2);
+    std::vector<float> out(s.batch * s.m * s.n);
+    const int64_t params[] = {
+        WEFT_RT_F32,   s.m, s.n, s.k, 0,       s.transB,  doubleBits(1),
+        doubleBits(0), 0,   1,   1,   s.batch, s.m * s.k, s.k * s.n};
+    double flops = 2.0 * s.batch * s.m * s.n * s.k;
+    std::printf("%-28s", s.name);
+    for (weft_rt_context *ctx : contexts.all)
+      for (GemmBackend backend : backends) {
+        double us = timeIt(
+            [&] {
+              return matmulWith(ctx, backend, params, a.data(), b.data(),
+                                nullptr, out.data());
+            },
+            options);
+        if (us < 0) {
+          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", s.name,
+                       weft_rt_context_error(ctx));
+          return kInternalError;
+        }
+        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
+      }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return kOk;
+}
+
+//===----------------------------------------------------------------------===//
+// Convolution
+//===----------------------------------------------------------------------===//
+
+struct ConvLayer {
+  const char *name;
+  int64_t c, oc, size, kernel, stride, pad;
+  /// How many times ResNet-18 runs this shape.
+  int count;
+};
+
+int benchConv(Contexts &contexts, const Options &options) {
+  const ConvLayer layers[] = {
+      {"conv1 3>64 224 k7s2", 3, 64, 224, 7, 2, 3, 1},
+      {"l1 64>64 56 k3", 64, 64, 56, 3, 1, 1, 4},
+      {"l2a 64>128 56 k3s2", 64, 128, 56, 3, 2, 1, 1},
+      {"l2ds 64>128 56 k1s2", 64, 128, 56, 1, 2, 0, 1},
+      {"l2 128>128 28 k3", 128, 128, 28, 3, 1, 1, 3},
+      {"l3a 128>256 28 k3s2", 128, 256, 28, 3, 2, 1, 1},
+      {"l3ds 128>256 28 k1s2", 128, 256, 28, 1, 2, 0, 1},
+      {"l3 256>256 14 k3", 256, 256, 14, 3, 1, 1, 3},
+      {"l4a 256>512 14 k3s2", 256, 512, 14, 3, 2, 1, 1},
+      {"l4ds 256>512 14 k1s2", 256, 512, 14, 1, 2, 0, 1},
+      {"l4 512>512 7 k3", 512, 512, 7, 3, 1, 1, 3},
+  };
+  // The last column is what weft_rt_cpu_conv picks (Auto).
+  const ConvAlgorithm algorithms[] = {
+      ConvAlgorithm::OneDnnPlain,    ConvAlgorithm::OneDnnBlocked,
+      ConvAlgorithm::OneDnnWinograd, ConvAlgorithm::Im2colOneDnnGemm,
+      ConvAlgorithm::Im2colOpenBlas, ConvAlgorithm::Auto};
+  printHeader("Convolution: oneDNN vs im2col + GEMM (ResNet-18, batch 1)",
+              {"dnnl-plain", "dnnl-blocked", "dnnl-wino", "i2c+dnnl",
+               "i2c+oblas", "kept"},
+              options);
+  const size_t columns = contexts.all.size() * std::size(algorithms);
+  std::vector<double> totals(columns, 0.0);
+  std::vector<std::string> implementations;
+  for (const ConvLayer &l : layers) {
+    int64_t out = (l.size + 2 * l.pad - l.kernel) / l.stride + 1;
+    auto x = randomFloats(l.c * l.size * l.size, 3);
+    auto w = randomFloats(l.oc * l.c * l.kernel * l.kernel, 4);
+    auto bias = randomFloats(l.oc, 5);
+    std::vector<float> y(l.oc * out * out);
+    const int64_t params[] = {WEFT_RT_F32, 2,        1,      l.c,      l.oc,
+                              1,           l.size,   l.size, l.kernel, l.kernel,
+                              l.stride,    l.stride, 1,      1,        l.pad,
+                              l.pad,       l.pad,    l.pad,  out,      out};
+    double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
+    std::printf("%-28s", l.name);
+    size_t column = 0;
+    for (weft_rt_context *ctx : contexts.all)
+      for (ConvAlgorithm algorithm : algorithms) {
+        double us = timeIt(
+            [&] {
+              return convWith(ctx, algorithm, params, x.data(), w.data(),
+                              bias.data(), y.data());
+            },
+            options);
+        if (us < 0) {
+          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", l.name,
+                       weft_rt_context_error(ctx));
+          return kInternalError;
+        }
+        if (ctx == contexts.all.front() &&
+            (algorithm == ConvAlgorithm::OneDnnPlain ||
+             algorithm == ConvAlgorithm::OneDnnBlocked ||
+             algorithm == ConvAlgorithm::OneDnnWinograd))
+          implementations.push_back(std::string(l.name) + ": " +
+                                    oneDnnConvImplementation(ctx, params));
+        totals[column++] += us * l.count;
+        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
+      }
+    std::printf("\n");
+    std::fflush(stdout);
+    // Drop the cached primitives: params is a stack array whose address the
+    // next layer reuses.
+    for (weft_rt_context *ctx : contexts.all)
+      ctx->kernelCache.clear();
+  }
+  std::printf("%-28s", "ResNet-18 convs, total");
+  for (double total : totals)
+    std::printf(" %8.0f        ", total);
+  std::printf("\n\noneDNN implementations (plain, blocked, winograd):\n");
+  for (const std::string &line : implementations)
+    std::printf("  %s\n", line.c_str());
+  return kOk;
+}
+
+//===----------------------------------------------------------------------===//
+// Other kernels
+//===----------------------------------------------------------------------===//
+
+int benchOther(Contexts &contexts, const Options &options) {
+  std::printf("\nOther kernels (%s us)\n%-28s",
+              options.useMin ? "fastest" : "median", "kernel");
+  for (int threads : options.threads)
+    std::printf(" %8s", ("t" + std::to_string(threads)).c_str());
+  std::printf("\n");
+  auto x = randomFloats(64 * 112 * 112, 6);
+  auto scale = randomFloats(512, 7), bias = randomFloats(512, 8);
+  std::vector<float> y(x.size());
+  std::vector<int64_t> softmax = {WEFT_RT_F32, 2 * 128, 128, 1, 0};
+  std::vector<int64_t> layerNorm = {WEFT_RT_F32, 0, 128,
+                                    128,         0, doubleBits(1e-12)};
+  std::vector<int64_t> maxPool = {WEFT_RT_F32, 0, 0, 2, 1,  64, 112,
+                                  112,         3, 3, 2, 2,  1,  1,
+                                  1,           1, 1, 1, 56, 56};
+  std::vector<int64_t> globalPool = {WEFT_RT_F32, 1, 0, 2, 1, 512, 7, 7, 7, 7,
+                                     1,           1, 1, 1, 0, 0,   0, 0, 1, 1};
+  std::vector<int64_t> transpose = {4, 3, 128, 2, 64, 1, 2, 0};
+  struct Case {
+    const char *name;
+    std::function<weft_rt_status(weft_rt_context *)> run;
+  } cases[] = {
+      {"softmax 2x128x128",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_softmax(ctx, softmax.data(), x.data(), y.data());
+       }},
+      {"layer norm 128x128",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_normalize(ctx, layerNorm.data(), x.data(),
+                                      scale.data(), bias.data(), y.data());
+       }},
+      {"max pool 64x112x112 k3s2",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_pool(ctx, maxPool.data(), x.data(), y.data());
+       }},
+      {"global avg pool 512x7x7",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_pool(ctx, globalPool.data(), x.data(), y.data());
+       }},
+      {"transpose 128x2x64 (1,2,0)",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_transpose(ctx, transpose.data(), x.data(),
+                                      y.data());
+       }},
+  };
+  for (const Case &c : cases) {
+    std::printf("%-28s", c.name);
+    for (weft_rt_context *ctx : contexts.all) {
+      double us = timeIt([&] { return c.run(ctx); }, options);
+      if (us < 0) {
+        std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", c.name,
+                     weft_rt_context_error(ctx));
+        return kInternalError;
+      }
+      std::printf(" %8.1f", us);
+    }
+    std::printf("\n");
+  }
+  return kOk;
+}
+} // namespace
+
+int main(int argc, char **argv) {
+  Options options;
+  int exitCode = kOk;
+  if (!parseOptions(argc, argv, options, exitCode))
+    return exitCode;
+  Contexts contexts;
+  for (int threads : options.threads) {
+    weft_rt_context *ctx = nullptr;
+    if (weft_rt_context_create(&ctx) != WEFT_RT_OK ||
+        weft_rt_context_set_num_threads(ctx, threads) != WEFT_RT_OK) {
+      std::fprintf(stderr, "weft-kernel-bench: cannot make a context: %s\n",
+                   weft_rt_context_error(ctx));
+      weft_rt_context_destroy(ctx);
+      return kInternalError;
+    }
+    contexts.all.push_back(ctx);
+  }
+  std::printf("weft-kernel-bench %s, threads:", WEFT_KERNEL_BENCH_VERSION);
+  for (int threads : options.threads)
+    std::printf(" %d", threads);
+  std::printf("\n");
+  if (options.only.empty() || options.only == "gemm")
+    if (int code = benchGemm(contexts, options))
+      return code;
+  if (options.only.empty() || options.only == "conv")
+    if (int code = benchConv(contexts, options))
+      return code;
+  if (options.only.empty() || options.only == "other")
+    if (int code = benchOther(contexts, options))
+      return code;
+  return kOk;
+}
