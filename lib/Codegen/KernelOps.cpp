@@ -331,9 +331,12 @@ static LogicalResult emitNormalize(NormalizeOp op, OpBuilder &b, ValueRange in,
   FailureOr<int64_t> dtype = requireDType(op, op.getInput(), {"f32", "f64"});
   if (failed(dtype))
     return failure();
-  if (!op.getMean().use_empty() || !op.getInvStdDev().use_empty())
-    return op.emitOpError("with used mean or inv_std_dev results is not "
-                          "supported by the CPU backend");
+  bool statsUsed = !op.getMean().use_empty() || !op.getInvStdDev().use_empty();
+  if (statsUsed && (elementOf(op.getMean()) != elementOf(op.getInput()) ||
+                    elementOf(op.getInvStdDev()) != elementOf(op.getInput())))
+    return op.emitOpError("with mean or inv_std_dev in a stash type other "
+                          "than the input's is not supported by the CPU "
+                          "backend");
   ArrayRef<int64_t> x = shapeOf(op.getInput());
   int64_t axis = op.getAxis();
   int64_t outer = product(x.take_front(axis));
@@ -350,6 +353,9 @@ static LogicalResult emitNormalize(NormalizeOp op, OpBuilder &b, ValueRange in,
   call.param(channels).paramF64(op.getEpsilon().convertToDouble());
   call.buffer(in[0]).buffer(in[1]);
   call.buffer(op.getBias() ? in[2] : Value()).buffer(out[0]);
+  // The statistics, one value per row, when the model uses them.
+  call.buffer(statsUsed ? out[1] : Value());
+  call.buffer(statsUsed ? out[2] : Value());
   call.emit(b, op);
   return success();
 }

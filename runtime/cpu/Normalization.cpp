@@ -148,7 +148,8 @@ applyNormalization(const NormalizeShape &s, int64_t row, const T *src,
 /// around it, which stays accurate for rows far from zero.
 static void normalizeRow(const NormalizeShape &s, int64_t row,
                          const double *src, const double *scale,
-                         const double *bias, double *dst) {
+                         const double *bias, double *dst, double *means,
+                         double *inverses) {
   double sum = 0.0;
 #pragma omp simd reduction(+ : sum)
   for (int64_t j = 0; j < s.size; ++j)
@@ -160,6 +161,10 @@ static void normalizeRow(const NormalizeShape &s, int64_t row,
     squares += (src[j] - mean) * (src[j] - mean);
   double inverse =
       1.0 / std::sqrt(squares / static_cast<double>(s.size) + s.epsilon);
+  if (means)
+    means[row] = mean;
+  if (inverses)
+    inverses[row] = inverse;
   applyNormalization(s, row, src, scale, bias, dst, mean, inverse);
 }
 
@@ -168,7 +173,8 @@ static void normalizeRow(const NormalizeShape &s, int64_t row,
 WEFT_RT_VECTOR_CLONES
 static void normalizeRowF32(const NormalizeShape &s, int64_t row,
                             const float *src, const float *scale,
-                            const float *bias, float *dst) {
+                            const float *bias, float *dst, float *means,
+                            float *inverses) {
   const int64_t size = s.size;
   Float16 lanes = {};
   int64_t j = 0;
@@ -193,25 +199,32 @@ static void normalizeRowF32(const NormalizeShape &s, int64_t row,
     squareSum += (src[j] - center) * (src[j] - center);
   float inverse = static_cast<float>(
       1.0 / std::sqrt(squareSum / static_cast<double>(size) + s.epsilon));
+  if (means)
+    means[row] = center;
+  if (inverses)
+    inverses[row] = inverse;
   applyNormalization(s, row, src, scale, bias, dst, center, inverse);
 }
 
 template <typename T>
 static void normalizeRows(const NormalizeShape &s, const T *x, const T *scale,
-                          const T *bias, T *y, int nt) {
+                          const T *bias, T *y, T *means, T *inverses, int nt) {
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t row = 0; row < s.outer; ++row) {
     if constexpr (std::is_same_v<T, float>)
-      normalizeRowF32(s, row, x + row * s.size, scale, bias, y + row * s.size);
+      normalizeRowF32(s, row, x + row * s.size, scale, bias, y + row * s.size,
+                      means, inverses);
     else
-      normalizeRow(s, row, x + row * s.size, scale, bias, y + row * s.size);
+      normalizeRow(s, row, x + row * s.size, scale, bias, y + row * s.size,
+                   means, inverses);
   }
 }
 
 weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
                                      const int64_t *params, const void *x,
                                      const void *scale, const void *bias,
-                                     void *out) {
+                                     void *out, void *out_mean,
+                                     void *out_inv_std_dev) {
   static const char *const kernel = "normalize";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
@@ -253,7 +266,9 @@ weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
     using T = decltype(zero);
     if constexpr (std::is_floating_point_v<T>) {
       normalizeRows(s, static_cast<const T *>(x), static_cast<const T *>(scale),
-                    static_cast<const T *>(bias), static_cast<T *>(out), nt);
+                    static_cast<const T *>(bias), static_cast<T *>(out),
+                    static_cast<T *>(out_mean),
+                    static_cast<T *>(out_inv_std_dev), nt);
       return WEFT_RT_OK;
     }
     return WEFT_RT_INTERNAL;

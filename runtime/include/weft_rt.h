@@ -232,11 +232,15 @@ weft_rt_status weft_rt_cpu_batch_norm(weft_rt_context *ctx,
 /// params: dtype, kind, outer, size, channels, epsilon
 /// Layer: scale and bias have `size` elements. Instance: rows are
 /// (n, c) pairs, scale and bias have `channels` elements (row r uses
-/// element r % channels). bias may be NULL. dtypes: f32, f64.
+/// element r % channels). bias may be NULL. out_mean and out_inv_std_dev
+/// (each may be NULL) receive every row's mean and 1/sqrt(var + epsilon),
+/// `outer` values of the dtype (LayerNormalization's optional outputs).
+/// dtypes: f32, f64.
 weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
                                      const int64_t *params, const void *x,
                                      const void *scale, const void *bias,
-                                     void *out);
+                                     void *out, void *out_mean,
+                                     void *out_inv_std_dev);
 
 /// (Log)softmax of x viewed as outer x axis x inner, along axis.
 /// params: dtype, outer, axis, inner, log

@@ -51,7 +51,8 @@ protected:
     double epsilon = 1e-5;
     Params p;
     p.add({dtype, instance ? 1 : 0, outer, size, channels}).addDouble(epsilon);
-    std::vector<double> expected(x.size());
+    std::vector<double> expected(x.size()), expectedMeans(outer),
+        expectedInverses(outer);
     for (int64_t r = 0; r < outer; ++r) {
       double mean = 0, var = 0;
       for (int64_t j = 0; j < size; ++j)
@@ -60,6 +61,8 @@ protected:
       for (int64_t j = 0; j < size; ++j)
         var += (x[r * size + j] - mean) * (x[r * size + j] - mean);
       var /= size;
+      expectedMeans[r] = mean;
+      expectedInverses[r] = 1.0 / std::sqrt(var + epsilon);
       for (int64_t j = 0; j < size; ++j) {
         int64_t k = instance ? r % channels : j;
         expected[r * size + j] =
@@ -67,13 +70,16 @@ protected:
             (withBias ? double(bias[k]) : 0.0);
       }
     }
-    std::vector<T> out(x.size());
+    std::vector<T> out(x.size()), means(outer), inverses(outer);
     T *target = inPlace ? x.data() : out.data();
     ASSERT_EQ(weft_rt_cpu_normalize(ctx, p.data(), x.data(), scale.data(),
-                                    withBias ? bias.data() : nullptr, target),
+                                    withBias ? bias.data() : nullptr, target,
+                                    means.data(), inverses.data()),
               WEFT_RT_OK)
         << error();
     EXPECT_TRUE(allClose(inPlace ? x : out, expected, 1e-4, 1e-4));
+    EXPECT_TRUE(allClose(means, expectedMeans, 1e-5, 1e-5));
+    EXPECT_TRUE(allClose(inverses, expectedInverses, 1e-4, 1e-5));
   }
 
   template <typename T>
@@ -175,13 +181,13 @@ TEST_P(NormalizationTest, Errors) {
   Params instance;
   instance.add({WEFT_RT_F32, 1, 6, 8, 4}).addDouble(1e-5);
   EXPECT_EQ(weft_rt_cpu_normalize(ctx, instance.data(), x.data(), x.data(),
-                                  nullptr, out.data()),
+                                  nullptr, out.data(), nullptr, nullptr),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(error().find("not a multiple of 4 channels"), std::string::npos);
   Params kind;
   kind.add({WEFT_RT_F32, 2, 6, 8, 4}).addDouble(1e-5);
   EXPECT_EQ(weft_rt_cpu_normalize(ctx, kind.data(), x.data(), x.data(), nullptr,
-                                  out.data()),
+                                  out.data(), nullptr, nullptr),
             WEFT_RT_INVALID_ARGUMENT);
   Params softmax;
   softmax.add({WEFT_RT_F32, 4, 4, 4, 3});
