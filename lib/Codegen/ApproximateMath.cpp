@@ -23,8 +23,8 @@ namespace {
 struct WeftApproximateMathPass
     : weft::impl::WeftApproximateMathBase<WeftApproximateMathPass> {
   void runOnOperation() override {
-    static const llvm::StringSet<> approximated = {
-        "exp", "expm1", "log", "log1p", "tanh", "erf"};
+    static const llvm::StringSet<> approximated = {"exp",   "expm1", "log",
+                                                   "log1p", "tanh",  "erf"};
     RewritePatternSet patterns(&getContext());
     populateMathPolynomialApproximationPatterns(
         patterns, [](StringRef name) { return approximated.contains(name); });

@@ -95,9 +95,10 @@ struct KernelOpModel
   }
   bool bufferizesToAllocation(Operation *, Value) const { return true; }
 
-  FailureOr<BufferLikeType>
-  getBufferType(Operation *, Value value, const BufferizationOptions &,
-                const BufferizationState &, SmallVector<Value> &) const {
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
     return cast<BufferLikeType>(denseBufferType(value.getType()));
   }
 
@@ -157,9 +158,10 @@ struct WeightOpModel
   bool isWritable(Operation *, Value, const AnalysisState &) const {
     return false;
   }
-  FailureOr<BufferLikeType>
-  getBufferType(Operation *, Value value, const BufferizationOptions &,
-                const BufferizationState &, SmallVector<Value> &) const {
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
     return cast<BufferLikeType>(denseBufferType(value.getType()));
   }
 
@@ -178,23 +180,22 @@ struct WeightOpModel
                              "(weftc lays weights out before codegen)");
     Value shift = arith::ConstantIndexOp::create(rewriter, op->getLoc(),
                                                  weight.getOffset());
-    Value view = memref::ViewOp::create(rewriter, op->getLoc(),
-                                        denseBufferType(type),
-                                        func.getArgument(2), shift,
-                                        ValueRange{});
+    Value view =
+        memref::ViewOp::create(rewriter, op->getLoc(), denseBufferType(type),
+                               func.getArgument(2), shift, ValueRange{});
     replaceOpWithBufferizedValues(rewriter, op, view);
     return success();
   }
 };
 
-template <typename... OpTys>
-void attachKernelModels(MLIRContext *ctx) {
+template <typename... OpTys> void attachKernelModels(MLIRContext *ctx) {
   (OpTys::template attachInterface<KernelOpModel<OpTys>>(*ctx), ...);
 }
 
 struct WeftBufferizePass : weft::impl::WeftBufferizeBase<WeftBufferizePass> {
   void getDependentDialects(DialectRegistry &registry) const override {
-    weft::impl::WeftBufferizeBase<WeftBufferizePass>::getDependentDialects(registry);
+    weft::impl::WeftBufferizeBase<WeftBufferizePass>::getDependentDialects(
+        registry);
     registerWeftBufferizationModels(registry);
   }
 
@@ -223,9 +224,9 @@ struct WeftBufferizePass : weft::impl::WeftBufferizeBase<WeftBufferizePass> {
     // memory planner sizes buffers by their element count.
     options.unknownTypeConverterFn = [](TensorType type, Attribute memorySpace,
                                         const BufferizationOptions &) {
-      return cast<BaseMemRefType>(MemRefType::get(
-          type.getShape(), type.getElementType(), MemRefLayoutAttrInterface(),
-          memorySpace));
+      return cast<BaseMemRefType>(
+          MemRefType::get(type.getShape(), type.getElementType(),
+                          MemRefLayoutAttrInterface(), memorySpace));
     };
     options.defaultMemorySpaceFn = [](TensorType) -> std::optional<Attribute> {
       return Attribute();
@@ -253,8 +254,8 @@ void mlir::weft::registerWeftBufferizationModels(DialectRegistry &registry) {
   registry.addExtension(+[](MLIRContext *ctx, WeftDialect *) {
     attachKernelModels<MatmulOp, EinsumOp, ConvOp, PoolOp, BatchNormOp,
                        NormalizeOp, SoftmaxOp, ReduceOp, ArgReduceOp,
-                       TransposeOp, GatherOp, GatherElementsOp, SliceOp,
-                       PadOp, TileOp, ConcatOp, SplitOp>(ctx);
+                       TransposeOp, GatherOp, GatherElementsOp, SliceOp, PadOp,
+                       TileOp, ConcatOp, SplitOp>(ctx);
     WeightOp::attachInterface<WeightOpModel>(*ctx);
   });
 }

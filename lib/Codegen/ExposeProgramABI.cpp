@@ -112,15 +112,15 @@ struct WeftExposeProgramABIPass
                      Type valueType) -> FailureOr<int64_t> {
       auto tensorType = dyn_cast<RankedTensorType>(valueType);
       if (!tensorType || !tensorType.hasStaticShape())
-        return func.emitError() << kind << " '" << name
-                                << "' has no static shape (" << valueType
-                                << "); fix it with --input-shape";
+        return func.emitError()
+               << kind << " '" << name << "' has no static shape (" << valueType
+               << "); fix it with --input-shape";
       std::optional<int32_t> dtype =
           getRuntimeDType(tensorType.getElementType());
       if (!dtype)
-        return func.emitError() << kind << " '" << name
-                                << "' has an unsupported element type "
-                                << tensorType.getElementType();
+        return func.emitError()
+               << kind << " '" << name << "' has an unsupported element type "
+               << tensorType.getElementType();
       int64_t at = offset;
       int64_t bytes = tensorType.getNumElements() *
                       getStorageBytes(tensorType.getElementType());
@@ -153,10 +153,10 @@ struct WeftExposeProgramABIPass
     }
 
     // New signature: (ctx, arena, weights) -> status.
-    auto bytes = MemRefType::get({ShapedType::kDynamic},
-                                 IntegerType::get(ctx, 8));
+    auto bytes =
+        MemRefType::get({ShapedType::kDynamic}, IntegerType::get(ctx, 8));
     auto ptrType = LLVM::LLVMPointerType::get(ctx);
-    Value ctxArg = body.addArgument(ptrType, func.getLoc());
+    body.addArgument(ptrType, func.getLoc()); // ctx
     Value arena = body.addArgument(bytes, func.getLoc());
     body.addArgument(bytes, func.getLoc()); // weights
 
@@ -165,8 +165,8 @@ struct WeftExposeProgramABIPass
     Location loc = func.getLoc();
     auto viewAt = [&](int64_t at, RankedTensorType tensorType) -> Value {
       Value shift = arith::ConstantIndexOp::create(b, loc, at);
-      auto memrefType = MemRefType::get(tensorType.getShape(),
-                                        tensorType.getElementType());
+      auto memrefType =
+          MemRefType::get(tensorType.getShape(), tensorType.getElementType());
       return memref::ViewOp::create(b, loc, memrefType, arena, shift,
                                     ValueRange{});
     };
@@ -197,10 +197,9 @@ struct WeftExposeProgramABIPass
     func::ReturnOp::create(b, loc, ValueRange{ok});
     returnOp.erase();
     body.eraseArguments(0, type.getNumInputs());
-    (void)ctxArg;
 
-    func.setFunctionType(FunctionType::get(
-        ctx, {ptrType, bytes, bytes}, {IntegerType::get(ctx, 32)}));
+    func.setFunctionType(FunctionType::get(ctx, {ptrType, bytes, bytes},
+                                           {IntegerType::get(ctx, 32)}));
     func->removeAttr(func.getArgAttrsAttrName());
     func->removeAttr(func.getResAttrsAttrName());
     func.setName(kProgramRunName);

@@ -43,9 +43,9 @@ static func::FuncOp declareHook(ModuleOp module, StringRef name) {
   OpBuilder b = OpBuilder::atBlockBegin(module.getBody());
   auto decl = func::FuncOp::create(
       b, module.getLoc(), name,
-      FunctionType::get(ctx, {LLVM::LLVMPointerType::get(ctx),
-                              IntegerType::get(ctx, 64)},
-                        {}));
+      FunctionType::get(
+          ctx, {LLVM::LLVMPointerType::get(ctx), IntegerType::get(ctx, 64)},
+          {}));
   decl.setPrivate();
   return decl;
 }
@@ -107,8 +107,8 @@ struct WeftInsertStatusChecksPass
       func::ReturnOp::create(b, loc, ValueRange{status});
       b.setInsertionPointToEnd(before);
       Value zero = arith::ConstantIntOp::create(b, loc, 0, 32);
-      Value failed = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne,
-                                           status, zero);
+      Value failed =
+          arith::CmpIOp::create(b, loc, arith::CmpIPredicate::ne, status, zero);
       cf::CondBranchOp::create(b, loc, failed, fail, after);
     }
     module->setAttr(kProgramOpsAttr, StringAttr::get(&getContext(), lines));

@@ -28,10 +28,8 @@ static Value pointerTo(OpBuilder &b, Location loc, Value buffer) {
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   if (!buffer)
     return LLVM::ZeroOp::create(b, loc, ptrType);
-  Value index =
-      memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value asInt =
-      arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
+  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
+  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
   return LLVM::IntToPtrOp::create(b, loc, ptrType, asInt);
 }
 
@@ -58,10 +56,10 @@ void KernelCall::emit(OpBuilder &b, Operation *anchor) {
 
   // The parameter block: a constant global named after the kernel, made
   // unique by the symbol table.
-  auto paramsType = MemRefType::get({static_cast<int64_t>(params.size())},
-                                    b.getI64Type());
-  auto tensorType = RankedTensorType::get(paramsType.getShape(),
-                                          b.getI64Type());
+  auto paramsType =
+      MemRefType::get({static_cast<int64_t>(params.size())}, b.getI64Type());
+  auto tensorType =
+      RankedTensorType::get(paramsType.getShape(), b.getI64Type());
   // Built detached, then inserted by the symbol table, which renames it on
   // a clash.
   OpBuilder gb(ctx);
@@ -71,8 +69,8 @@ void KernelCall::emit(OpBuilder &b, Operation *anchor) {
       /*constant=*/true, gb.getI64IntegerAttr(8));
   SymbolTable(module).insert(global, module.getBody()->begin());
 
-  Value paramsBuffer = memref::GetGlobalOp::create(b, loc, paramsType,
-                                                   global.getSymName());
+  Value paramsBuffer =
+      memref::GetGlobalOp::create(b, loc, paramsType, global.getSymName());
   SmallVector<Value> args;
   args.push_back(func.getArgument(0));
   args.push_back(pointerTo(b, loc, paramsBuffer));

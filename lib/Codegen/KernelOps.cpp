@@ -16,8 +16,8 @@
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
 #include "mlir/IR/BuiltinTypes.h"
-#include "mlir/IR/SymbolTable.h"
 #include "mlir/IR/Matchers.h"
+#include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
 
@@ -169,10 +169,13 @@ static LogicalResult emitEinsum(EinsumOp op, OpBuilder &b, ValueRange in,
   SmallVector<int64_t> sizes;
   llvm::DenseMap<char, int64_t> labelIndex;
   SmallVector<int64_t> ellipsisIndex; // from the right
-  auto indicesOf = [&](const EinsumOp::Term &term,
-                       ArrayRef<int64_t> shape) -> FailureOr<SmallVector<int64_t>> {
+  auto indicesOf =
+      [&](const EinsumOp::Term &term,
+          ArrayRef<int64_t> shape) -> FailureOr<SmallVector<int64_t>> {
     SmallVector<int64_t> indices;
-    int64_t ellipsisDims = shape.size() - (term.size() - (llvm::is_contained(term, EinsumOp::kEllipsis) ? 1 : 0));
+    int64_t ellipsisDims =
+        shape.size() -
+        (term.size() - (llvm::is_contained(term, EinsumOp::kEllipsis) ? 1 : 0));
     int64_t dim = 0;
     for (char label : term) {
       if (label == EinsumOp::kEllipsis) {
@@ -233,16 +236,15 @@ static LogicalResult emitEinsum(EinsumOp op, OpBuilder &b, ValueRange in,
 
 /// Explicit begin and end pads of a windowed op, resolving auto_pad.
 static void windowPads(AutoPad autoPad, ArrayRef<int64_t> pads,
-                       ArrayRef<int64_t> inputSpatial,
-                       ArrayRef<int64_t> kernel, ArrayRef<int64_t> strides,
-                       ArrayRef<int64_t> dilations,
+                       ArrayRef<int64_t> inputSpatial, ArrayRef<int64_t> kernel,
+                       ArrayRef<int64_t> strides, ArrayRef<int64_t> dilations,
                        SmallVectorImpl<int64_t> &begin,
                        SmallVectorImpl<int64_t> &end) {
   SmallVector<int64_t> all(pads.begin(), pads.end());
   if (autoPad != AutoPad::notset)
-    if (auto same = ConvOp::getSamePads(inputSpatial, kernel, strides,
-                                        dilations,
-                                        autoPad == AutoPad::same_upper))
+    if (auto same =
+            ConvOp::getSamePads(inputSpatial, kernel, strides, dilations,
+                                autoPad == AutoPad::same_upper))
       all = *same;
   size_t n = inputSpatial.size();
   begin.assign(all.begin(), all.begin() + n);
@@ -390,10 +392,9 @@ static LogicalResult emitReduce(ReduceOp op, OpBuilder &b, ValueRange in,
   bool isExtreme =
       op.getKind() == ReduceKind::max || op.getKind() == ReduceKind::min;
   FailureOr<int64_t> dtype =
-      isExtreme
-          ? requireDType(op, op.getInput(),
-                         {"f32", "f64", "i32", "i64", "i8", "u8"})
-          : requireDType(op, op.getInput(), {"f32", "f64", "i32", "i64"});
+      isExtreme ? requireDType(op, op.getInput(),
+                               {"f32", "f64", "i32", "i64", "i8", "u8"})
+                : requireDType(op, op.getInput(), {"f32", "f64", "i32", "i64"});
   if (failed(dtype))
     return failure();
   ArrayRef<int64_t> x = shapeOf(op.getInput());
@@ -410,8 +411,8 @@ static LogicalResult emitReduce(ReduceOp op, OpBuilder &b, ValueRange in,
 
 static LogicalResult emitArgReduce(ArgReduceOp op, OpBuilder &b, ValueRange in,
                                    ValueRange out) {
-  FailureOr<int64_t> dtype = requireDType(
-      op, op.getInput(), {"f32", "f64", "i8", "u8", "i32", "i64"});
+  FailureOr<int64_t> dtype =
+      requireDType(op, op.getInput(), {"f32", "f64", "i8", "u8", "i32", "i64"});
   if (failed(dtype))
     return failure();
   ArrayRef<int64_t> x = shapeOf(op.getInput());
@@ -494,8 +495,9 @@ static FailureOr<SmallVector<int64_t>> constantValues(Operation *op, Value v,
         attr = dyn_cast_or_null<DenseIntElementsAttr>(
             global.getInitialValueAttr());
   if (attr || matchPattern(v, m_Constant(&attr)))
-    return llvm::to_vector(llvm::map_range(
-        attr.getValues<APInt>(), [](const APInt &i) { return i.getSExtValue(); }));
+    return llvm::to_vector(
+        llvm::map_range(attr.getValues<APInt>(),
+                        [](const APInt &i) { return i.getSExtValue(); }));
   return op->emitOpError() << "with " << what
                            << " computed at run time is not supported by "
                               "the CPU backend (shapes must be static)";
@@ -565,7 +567,8 @@ static LogicalResult emitConcat(ConcatOp op, OpBuilder &b, ValueRange in,
   ArrayRef<int64_t> y = shapeOf(op.getResult());
   int64_t axis = op.getAxis();
   int64_t outer = product(y.take_front(axis));
-  int64_t inner = product(y.drop_front(axis + 1)) * elementBytes(op.getResult());
+  int64_t inner =
+      product(y.drop_front(axis + 1)) * elementBytes(op.getResult());
   int64_t dstStride = y[axis] * inner, offset = 0;
   for (auto [input, buffer] : llvm::zip(op.getInputs(), in)) {
     int64_t rowBytes = shapeOf(input)[axis] * inner;
@@ -609,8 +612,7 @@ static LogicalResult emitSplit(SplitOp op, OpBuilder &b, ValueRange in,
 bool mlir::weft::isKernelOp(Operation *op) {
   return isa<MatmulOp, EinsumOp, ConvOp, PoolOp, BatchNormOp, NormalizeOp,
              SoftmaxOp, ReduceOp, ArgReduceOp, TransposeOp, GatherOp,
-             GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp,
-             SplitOp>(op);
+             GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp, SplitOp>(op);
 }
 
 bool mlir::weft::isKernelOperandRead(Operation *op, unsigned operandIndex) {
@@ -627,24 +629,56 @@ LogicalResult mlir::weft::emitKernelCalls(Operation *op, OpBuilder &b,
                                           ValueRange operandBuffers,
                                           ValueRange resultBuffers) {
   return llvm::TypeSwitch<Operation *, LogicalResult>(op)
-      .Case([&](MatmulOp o) { return emitMatmul(o, b, operandBuffers, resultBuffers); })
-      .Case([&](EinsumOp o) { return emitEinsum(o, b, operandBuffers, resultBuffers); })
-      .Case([&](ConvOp o) { return emitConv(o, b, operandBuffers, resultBuffers); })
-      .Case([&](PoolOp o) { return emitPool(o, b, operandBuffers, resultBuffers); })
-      .Case([&](BatchNormOp o) { return emitBatchNorm(o, b, operandBuffers, resultBuffers); })
-      .Case([&](NormalizeOp o) { return emitNormalize(o, b, operandBuffers, resultBuffers); })
-      .Case([&](SoftmaxOp o) { return emitSoftmax(o, b, operandBuffers, resultBuffers); })
-      .Case([&](ReduceOp o) { return emitReduce(o, b, operandBuffers, resultBuffers); })
-      .Case([&](ArgReduceOp o) { return emitArgReduce(o, b, operandBuffers, resultBuffers); })
-      .Case([&](TransposeOp o) { return emitTranspose(o, b, operandBuffers, resultBuffers); })
-      .Case([&](GatherOp o) { return emitGather(o, b, operandBuffers, resultBuffers); })
-      .Case([&](GatherElementsOp o) { return emitGatherElements(o, b, operandBuffers, resultBuffers); })
-      .Case([&](SliceOp o) { return emitSlice(o, b, operandBuffers, resultBuffers); })
-      .Case([&](PadOp o) { return emitPad(o, b, operandBuffers, resultBuffers); })
-      .Case([&](TileOp o) { return emitTile(o, b, operandBuffers, resultBuffers); })
-      .Case([&](ConcatOp o) { return emitConcat(o, b, operandBuffers, resultBuffers); })
-      .Case([&](SplitOp o) { return emitSplit(o, b, operandBuffers, resultBuffers); })
-      .Default([](Operation *o) {
-        return o->emitOpError("has no CPU kernel");
-      });
+      .Case([&](MatmulOp o) {
+        return emitMatmul(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](EinsumOp o) {
+        return emitEinsum(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](ConvOp o) {
+        return emitConv(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](PoolOp o) {
+        return emitPool(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](BatchNormOp o) {
+        return emitBatchNorm(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](NormalizeOp o) {
+        return emitNormalize(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](SoftmaxOp o) {
+        return emitSoftmax(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](ReduceOp o) {
+        return emitReduce(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](ArgReduceOp o) {
+        return emitArgReduce(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](TransposeOp o) {
+        return emitTranspose(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](GatherOp o) {
+        return emitGather(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](GatherElementsOp o) {
+        return emitGatherElements(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](SliceOp o) {
+        return emitSlice(o, b, operandBuffers, resultBuffers);
+      })
+      .Case(
+          [&](PadOp o) { return emitPad(o, b, operandBuffers, resultBuffers); })
+      .Case([&](TileOp o) {
+        return emitTile(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](ConcatOp o) {
+        return emitConcat(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](SplitOp o) {
+        return emitSplit(o, b, operandBuffers, resultBuffers);
+      })
+      .Default(
+          [](Operation *o) { return o->emitOpError("has no CPU kernel"); });
 }

@@ -61,10 +61,8 @@ static Value floatConstant(OpBuilder &b, Location loc, Type type,
   return arith::ConstantOp::create(b, loc, type, b.getFloatAttr(type, value));
 }
 
-static Value intConstant(OpBuilder &b, Location loc, Type type,
-                         int64_t value) {
-  return arith::ConstantOp::create(b, loc, type,
-                                   b.getIntegerAttr(type, value));
+static Value intConstant(OpBuilder &b, Location loc, Type type, int64_t value) {
+  return arith::ConstantOp::create(b, loc, type, b.getIntegerAttr(type, value));
 }
 
 static double attrOr(std::optional<APFloat> value, double fallback) {
@@ -102,10 +100,18 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, Value x) {
   auto sel = [&](Value c, Value l, Value r) {
     return arith::SelectOp::create(b, loc, c, l, r);
   };
-  auto mul = [&](Value l, Value r) { return arith::MulFOp::create(b, loc, l, r); };
-  auto add = [&](Value l, Value r) { return arith::AddFOp::create(b, loc, l, r); };
-  auto sub = [&](Value l, Value r) { return arith::SubFOp::create(b, loc, l, r); };
-  auto div = [&](Value l, Value r) { return arith::DivFOp::create(b, loc, l, r); };
+  auto mul = [&](Value l, Value r) {
+    return arith::MulFOp::create(b, loc, l, r);
+  };
+  auto add = [&](Value l, Value r) {
+    return arith::AddFOp::create(b, loc, l, r);
+  };
+  auto sub = [&](Value l, Value r) {
+    return arith::SubFOp::create(b, loc, l, r);
+  };
+  auto div = [&](Value l, Value r) {
+    return arith::DivFOp::create(b, loc, l, r);
+  };
   auto exp = [&](Value v) { return math::ExpOp::create(b, loc, v); };
   auto clamp01 = [&](Value v) {
     return arith::MinimumFOp::create(
@@ -128,14 +134,16 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, Value x) {
   case UnaryKind::Sign: {
     if (isFloat) {
       // NaN stays NaN, as numpy's sign does.
-      Value pos = sel(cmpf(arith::CmpFPredicate::OGT, x, fc(0.0)), fc(1.0),
-                      fc(0.0));
-      Value neg = sel(cmpf(arith::CmpFPredicate::OLT, x, fc(0.0)), fc(-1.0),
-                      pos);
+      Value pos =
+          sel(cmpf(arith::CmpFPredicate::OGT, x, fc(0.0)), fc(1.0), fc(0.0));
+      Value neg =
+          sel(cmpf(arith::CmpFPredicate::OLT, x, fc(0.0)), fc(-1.0), pos);
       return sel(cmpf(arith::CmpFPredicate::UNO, x, x), x, neg);
     }
-    Value gt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, ic(0));
-    Value lt = arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, ic(0));
+    Value gt =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::sgt, x, ic(0));
+    Value lt =
+        arith::CmpIOp::create(b, loc, arith::CmpIPredicate::slt, x, ic(0));
     return sel(lt, ic(-1), sel(gt, ic(1), ic(0)));
   }
   case UnaryKind::Not:
@@ -186,20 +194,23 @@ static Value buildUnary(OpBuilder &b, Location loc, UnaryOp op, Value x) {
     return mul(x, clamp01(add(mul(fc(1.0 / 6.0), x), fc(0.5))));
   case UnaryKind::Softplus: {
     // log(1 + exp(x)) without overflow: max(x, 0) + log1p(exp(-|x|)).
-    Value negAbs = arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
+    Value negAbs =
+        arith::NegFOp::create(b, loc, math::AbsFOp::create(b, loc, x));
     return add(arith::MaximumFOp::create(b, loc, x, fc(0.0)),
                math::Log1pOp::create(b, loc, exp(negAbs)));
   }
   case UnaryKind::Softsign:
     return div(x, add(fc(1.0), math::AbsFOp::create(b, loc, x)));
   case UnaryKind::Gelu:
-    return mul(mul(fc(0.5), x),
-               add(fc(1.0), math::ErfOp::create(b, loc,
-                                                mul(x, fc(M_SQRT1_2)))));
+    return mul(
+        mul(fc(0.5), x),
+        add(fc(1.0), math::ErfOp::create(b, loc, mul(x, fc(M_SQRT1_2)))));
   case UnaryKind::GeluTanh: {
     Value cube = mul(mul(x, x), x);
-    Value inner = mul(fc(std::sqrt(2.0 / M_PI)), add(x, mul(fc(0.044715), cube)));
-    return mul(mul(fc(0.5), x), add(fc(1.0), math::TanhOp::create(b, loc, inner)));
+    Value inner =
+        mul(fc(std::sqrt(2.0 / M_PI)), add(x, mul(fc(0.044715), cube)));
+    return mul(mul(fc(0.5), x),
+               add(fc(1.0), math::TanhOp::create(b, loc, inner)));
   }
   }
   return {};
@@ -317,8 +328,8 @@ static Value buildBinary(OpBuilder &b, Location loc, BinaryKind kind, Value l,
       return arith::SelectOp::create(b, loc, neg,
                                      arith::MulFOp::create(b, loc, l, r), l);
     }
-    Value neg = arith::CmpIOp::create(b, loc, IP::slt, l,
-                                      intConstant(b, loc, t, 0));
+    Value neg =
+        arith::CmpIOp::create(b, loc, IP::slt, l, intConstant(b, loc, t, 0));
     return arith::SelectOp::create(b, loc, neg,
                                    arith::MulIOp::create(b, loc, l, r), l);
   }
@@ -442,8 +453,7 @@ static RankedTensorType signlessType(RankedTensorType type) {
   auto intType = dyn_cast<IntegerType>(type.getElementType());
   if (!intType || intType.isSignless())
     return type;
-  return type.clone(
-      IntegerType::get(type.getContext(), intType.getWidth()));
+  return type.clone(IntegerType::get(type.getContext(), intType.getWidth()));
 }
 
 /// A scalar as another integer type of the same width (ui8 <-> i8): arith
@@ -461,19 +471,18 @@ static SmallVector<Value> toSignlessScalars(OpBuilder &b, Location loc,
   for (Value v : values) {
     Type t = v.getType();
     auto intType = dyn_cast<IntegerType>(t);
-    out.push_back(intType && !intType.isSignless()
-                      ? castScalar(b, loc, v,
-                                   IntegerType::get(b.getContext(),
-                                                    intType.getWidth()))
-                      : v);
+    out.push_back(
+        intType && !intType.isSignless()
+            ? castScalar(b, loc, v,
+                         IntegerType::get(b.getContext(), intType.getWidth()))
+            : v);
   }
   return out;
 }
 
 namespace {
 
-template <typename OpTy>
-struct ElementwisePattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct ElementwisePattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -631,9 +640,9 @@ struct TriluPattern : OpRewritePattern<TriluOp> {
         AffineMap::getMultiDimIdentityMap(rank, ctx)};
     SmallVector<utils::IteratorType> iterators(rank,
                                                utils::IteratorType::parallel);
-    Value init = tensor::EmptyOp::create(rewriter, op.getLoc(),
-                                         computeResult.getShape(),
-                                         computeResult.getElementType());
+    Value init =
+        tensor::EmptyOp::create(rewriter, op.getLoc(), computeResult.getShape(),
+                                computeResult.getElementType());
     bool upper = op.getUpper();
     auto generic = linalg::GenericOp::create(
         rewriter, op.getLoc(), TypeRange{computeResult}, inputs,
@@ -643,10 +652,10 @@ struct TriluPattern : OpRewritePattern<TriluOp> {
           Value j = linalg::IndexOp::create(b, loc, rank - 1);
           Value diff = arith::IndexCastOp::create(
               b, loc, b.getI64Type(), arith::SubIOp::create(b, loc, j, i));
-          Value keep = arith::CmpIOp::create(
-              b, loc,
-              upper ? arith::CmpIPredicate::sge : arith::CmpIPredicate::sle,
-              diff, args[1]);
+          Value keep = arith::CmpIOp::create(b, loc,
+                                             upper ? arith::CmpIPredicate::sge
+                                                   : arith::CmpIPredicate::sle,
+                                             diff, args[1]);
           Value x = toSignlessScalars(b, loc, args[0])[0];
           Type element = x.getType();
           Value zero = arith::ConstantOp::create(b, loc, element,
@@ -662,8 +671,7 @@ struct TriluPattern : OpRewritePattern<TriluOp> {
 
 /// The reshape family keeps the row-major order of elements: a
 /// tensor.reshape to the (static) result shape, which bufferizes to a view.
-template <typename OpTy>
-struct ReshapePattern : OpRewritePattern<OpTy> {
+template <typename OpTy> struct ReshapePattern : OpRewritePattern<OpTy> {
   using OpRewritePattern<OpTy>::OpRewritePattern;
 
   LogicalResult matchAndRewrite(OpTy op,
@@ -678,8 +686,8 @@ struct ReshapePattern : OpRewritePattern<OpTy> {
       return success();
     }
     Location loc = op.getLoc();
-    auto shapeType = RankedTensorType::get({resultType.getRank()},
-                                           rewriter.getIndexType());
+    auto shapeType =
+        RankedTensorType::get({resultType.getRank()}, rewriter.getIndexType());
     SmallVector<APInt> dims;
     for (int64_t d : resultType.getShape())
       dims.push_back(APInt(64, d));
@@ -721,15 +729,14 @@ struct WeftLowerToLinalgPass
     // Every op the patterns match must go: a left-over one means a shape
     // that is not static, which weftc reports before codegen.
     ConversionTarget target(*ctx);
-    target.addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
-                           arith::ArithDialect, math::MathDialect,
-                           WeftDialect>();
-    target.addIllegalOp<UnaryOp, BinaryOp, SelectOp, CastOp, ClipOp, ExpandOp,
-                        ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp,
-                        TriluOp>();
-    target.addDynamicallyLegalOp<ConstantOp>([](ConstantOp op) {
-      return !isa<DenseElementsAttr>(op.getValue());
-    });
+    target
+        .addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
+                         arith::ArithDialect, math::MathDialect, WeftDialect>();
+    target
+        .addIllegalOp<UnaryOp, BinaryOp, SelectOp, CastOp, ClipOp, ExpandOp,
+                      ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TriluOp>();
+    target.addDynamicallyLegalOp<ConstantOp>(
+        [](ConstantOp op) { return !isa<DenseElementsAttr>(op.getValue()); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });
     if (failed(applyPartialConversion(getOperation(), target,
                                       std::move(patterns))))

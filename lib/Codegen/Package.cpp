@@ -76,7 +76,9 @@ static LogicalResult runLinker(const RuntimeLocation &runtime,
   std::string output;
   if (auto buffer = llvm::MemoryBuffer::getFile(log))
     output = (*buffer)->getBuffer().str();
-  return emitError(loc) << "linking failed (" << (error.empty() ? "exit code " + std::to_string(rc) : error)
+  return emitError(loc) << "linking failed ("
+                        << (error.empty() ? "exit code " + std::to_string(rc)
+                                          : error)
                         << "): " << llvm::join(argv, " ") << "\n"
                         << output
                         << "\nthis is a bug in Weft or a broken "
@@ -168,16 +170,18 @@ static std::string libraryHeader(const PackageContents &contents) {
   for (size_t i = 0; i < contents.inputs.size(); ++i)
     os << " * input " << i << ": " << contents.inputs[i].name << " "
        << contents.inputs[i].dtype << " ["
-       << llvm::join(llvm::map_range(contents.inputs[i].shape,
-                                     [](int64_t d) { return std::to_string(d); }),
-                     ", ")
+       << llvm::join(
+              llvm::map_range(contents.inputs[i].shape,
+                              [](int64_t d) { return std::to_string(d); }),
+              ", ")
        << "]\n";
   for (size_t i = 0; i < contents.outputs.size(); ++i)
     os << " * output " << i << ": " << contents.outputs[i].name << " "
        << contents.outputs[i].dtype << " ["
-       << llvm::join(llvm::map_range(contents.outputs[i].shape,
-                                     [](int64_t d) { return std::to_string(d); }),
-                     ", ")
+       << llvm::join(
+              llvm::map_range(contents.outputs[i].shape,
+                              [](int64_t d) { return std::to_string(d); }),
+              ", ")
        << "]\n";
   os << " */\n#ifndef WEFT_MODEL_H\n#define WEFT_MODEL_H\n\n"
         "#include \"weft_rt.h\"\n\n#ifdef __cplusplus\nextern \"C\" {\n"
@@ -193,8 +197,7 @@ static LogicalResult writeText(StringRef file, StringRef text, Location loc,
   {
     llvm::raw_fd_ostream os(file, ec, fs::OF_Text);
     if (ec)
-      return emitError(loc) << "cannot write " << file << ": "
-                            << ec.message();
+      return emitError(loc) << "cannot write " << file << ": " << ec.message();
     os << text;
     os.close();
     if (os.has_error()) {
@@ -229,22 +232,22 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
       path::append(p, b);
     return p.str().str();
   };
-  for (StringRef dir : asLibrary ? SmallVector<StringRef>{"lib", "include",
-                                                          "weights"}
-                                 : SmallVector<StringRef>{"bin", "weights"})
-    if (std::error_code ec = fs::create_directories(sub(dir)))
-      return emitError(loc) << "cannot create " << sub(dir) << ": "
-                            << ec.message(),
-             cleanupAndFail();
+  for (StringRef dir : asLibrary
+                           ? SmallVector<StringRef>{"lib", "include", "weights"}
+                           : SmallVector<StringRef>{"bin", "weights"})
+    if (std::error_code ec = fs::create_directories(sub(dir))) {
+      emitError(loc) << "cannot create " << sub(dir) << ": " << ec.message();
+      return cleanupAndFail();
+    }
 
   std::string rtLib = runtime.libraryDir + "/libweft_rt.a";
   std::string rtMain = runtime.libraryDir + "/libweft_rt_main.a";
-  if (!fs::exists(rtLib) || (!asLibrary && !fs::exists(rtMain)))
-    return emitError(loc) << "the Weft runtime is not in "
-                          << runtime.libraryDir
-                          << " (set WEFT_RUNTIME_DIR to the folder with "
-                             "libweft_rt.a)",
-           cleanupAndFail();
+  if (!fs::exists(rtLib) || (!asLibrary && !fs::exists(rtMain))) {
+    emitError(loc) << "the Weft runtime is not in " << runtime.libraryDir
+                   << " (set WEFT_RUNTIME_DIR to the folder with "
+                      "libweft_rt.a)";
+    return cleanupAndFail();
+  }
 
   std::vector<std::string> args{"-fuse-ld=lld", "-Wl,--build-id=none",
                                 "-Wl,-O1", "-o"};
@@ -268,17 +271,19 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
   fs::remove(sub("link.log"));
 
   if (std::error_code ec =
-          fs::copy_file(contents.weightsPath, sub("weights", "dev0.bin")))
-    return emitError(loc) << "cannot copy the weights: " << ec.message(),
-           cleanupAndFail();
+          fs::copy_file(contents.weightsPath, sub("weights", "dev0.bin"))) {
+    emitError(loc) << "cannot copy the weights: " << ec.message();
+    return cleanupAndFail();
+  }
   if (failed(writeText(sub("manifest.json"),
                        manifestText(contents, runtime, asLibrary), loc)))
     return cleanupAndFail();
   if (asLibrary) {
     if (std::error_code ec = fs::copy_file(runtime.includeDir + "/weft_rt.h",
-                                           sub("include", "weft_rt.h")))
-      return emitError(loc) << "cannot copy weft_rt.h: " << ec.message(),
-             cleanupAndFail();
+                                           sub("include", "weft_rt.h"))) {
+      emitError(loc) << "cannot copy weft_rt.h: " << ec.message();
+      return cleanupAndFail();
+    }
     if (failed(writeText(sub("include", "weft_model.h"),
                          libraryHeader(contents), loc)))
       return cleanupAndFail();
@@ -298,10 +303,10 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
   if (fs::exists(finalDir)) {
     SmallString<256> manifest(finalDir);
     path::append(manifest, "manifest.json");
-    if (!fs::exists(manifest) && !fs::is_directory(finalDir))
-      return emitError(loc) << finalDir
-                            << " exists and is not a package folder",
-             cleanupAndFail();
+    if (!fs::exists(manifest) && !fs::is_directory(finalDir)) {
+      emitError(loc) << finalDir << " exists and is not a package folder";
+      return cleanupAndFail();
+    }
     bool empty = true;
     std::error_code ec;
     for (fs::directory_iterator it(finalDir, ec), end; it != end && !ec;
@@ -316,9 +321,10 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
              cleanupAndFail();
     fs::remove_directories(finalDir);
   }
-  if (std::error_code ec = fs::rename(staging, finalDir))
-    return emitError(loc) << "cannot move the package to " << finalDir
-                          << ": " << ec.message(),
-           cleanupAndFail();
+  if (std::error_code ec = fs::rename(staging, finalDir)) {
+    emitError(loc) << "cannot move the package to " << finalDir << ": "
+                   << ec.message();
+    return cleanupAndFail();
+  }
   return success();
 }

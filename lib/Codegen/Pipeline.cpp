@@ -89,11 +89,10 @@ void mlir::weft::buildCpuCodegenPipeline(
 
 void mlir::weft::registerCodegenDialects(DialectRegistry &registry) {
   registry.insert<WeftDialect, func::FuncDialect, tensor::TensorDialect,
-                  linalg::LinalgDialect, arith::ArithDialect,
-                  math::MathDialect, memref::MemRefDialect,
-                  bufferization::BufferizationDialect, scf::SCFDialect,
-                  affine::AffineDialect, cf::ControlFlowDialect,
-                  LLVM::LLVMDialect>();
+                  linalg::LinalgDialect, arith::ArithDialect, math::MathDialect,
+                  memref::MemRefDialect, bufferization::BufferizationDialect,
+                  scf::SCFDialect, affine::AffineDialect,
+                  cf::ControlFlowDialect, LLVM::LLVMDialect>();
   registerWeftBufferizationModels(registry);
   // The LLVM conversions find their patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);

@@ -80,8 +80,8 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
             worklist.push_back(result);
         }
       }
-      int64_t bytes = type.getNumElements() *
-                      getStorageBytes(type.getElementType());
+      int64_t bytes =
+          type.getNumElements() * getStorageBytes(type.getElementType());
       allocs.push_back(alloc);
       lifetimes.push_back({bytes, step[&op], last});
     }
@@ -91,27 +91,26 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
     Value arena = func.getArgument(1);
     for (auto [alloc, offset] : llvm::zip(allocs, plan.offsets)) {
       OpBuilder b(alloc);
-      Value shift = arith::ConstantIndexOp::create(b, alloc.getLoc(),
-                                                   base + offset);
+      Value shift =
+          arith::ConstantIndexOp::create(b, alloc.getLoc(), base + offset);
       Value view = memref::ViewOp::create(b, alloc.getLoc(), alloc.getType(),
                                           arena, shift, ValueRange{});
       alloc.replaceAllUsesWith(view);
       alloc.erase();
     }
     int64_t arenaBytes = alignTo64(base + plan.peakBytes);
-    module->setAttr(kArenaBytesAttr,
-                    IntegerAttr::get(IntegerType::get(&getContext(), 64),
-                                     arenaBytes));
+    module->setAttr(
+        kArenaBytesAttr,
+        IntegerAttr::get(IntegerType::get(&getContext(), 64), arenaBytes));
     if (report) {
       int64_t total = 0;
       for (const BufferLifetime &l : lifetimes)
         total += l.bytes;
-      llvm::outs() << "memory plan: " << lifetimes.size()
-                   << " buffers of " << total << " bytes in "
-                   << plan.peakBytes << " bytes (live lower bound "
-                   << plan.liveLowerBound << "); inputs and outputs "
-                   << ioBytes.getInt() << " bytes; arena " << arenaBytes
-                   << " bytes\n";
+      llvm::outs() << "memory plan: " << lifetimes.size() << " buffers of "
+                   << total << " bytes in " << plan.peakBytes
+                   << " bytes (live lower bound " << plan.liveLowerBound
+                   << "); inputs and outputs " << ioBytes.getInt()
+                   << " bytes; arena " << arenaBytes << " bytes\n";
     }
   }
 };

@@ -16,8 +16,8 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/SHA256.h"
-#include "llvm/Support/xxhash.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/xxhash.h"
 
 #include <map>
 #include <tuple>
@@ -66,8 +66,7 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
   {
     llvm::raw_fd_ostream os(temp, ec, llvm::sys::fs::OF_None);
     if (ec)
-      return emitError(loc) << "cannot write " << temp << ": "
-                            << ec.message();
+      return emitError(loc) << "cannot write " << temp << ": " << ec.message();
     llvm::SHA256 sha;
     int64_t written = 0;
     auto pad = [&](int64_t to) {
@@ -75,8 +74,8 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
       while (written < to) {
         int64_t n = std::min<int64_t>(64, to - written);
         os.write(zeros, n);
-        sha.update(ArrayRef<uint8_t>(
-            reinterpret_cast<const uint8_t *>(zeros), n));
+        sha.update(
+            ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(zeros), n));
         written += n;
       }
     };
@@ -84,15 +83,15 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
     for (const WeightCopy &copy : layout.copies) {
       auto &file = files[copy.sourcePath];
       if (!file) {
-        auto buffer = llvm::MemoryBuffer::getFile(
-            copy.sourcePath, /*IsText=*/false,
-            /*RequiresNullTerminator=*/false);
+        auto buffer =
+            llvm::MemoryBuffer::getFile(copy.sourcePath, /*IsText=*/false,
+                                        /*RequiresNullTerminator=*/false);
         if (!buffer) {
           os.close();
           llvm::sys::fs::remove(temp);
-          return emitError(loc) << "cannot read weights from "
-                                << copy.sourcePath << ": "
-                                << buffer.getError().message();
+          return emitError(loc)
+                 << "cannot read weights from " << copy.sourcePath << ": "
+                 << buffer.getError().message();
         }
         file = std::move(*buffer);
       }
@@ -119,9 +118,8 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
         llvm::sys::fs::remove(temp);
         return emitError(loc)
                << "the weight at offset " << copy.sourceOffset << " of "
-               << copy.sourcePath << " has checksum " << checksum
-               << ", not " << copy.checksum
-               << " as at import; was the file changed?";
+               << copy.sourcePath << " has checksum " << checksum << ", not "
+               << copy.checksum << " as at import; was the file changed?";
       }
       pad(copy.offset);
       os.write(bytes.data(), bytes.size());
@@ -140,7 +138,7 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
     outSha256 = llvm::toHex(digest, /*LowerCase=*/true);
   }
   if ((ec = llvm::sys::fs::rename(temp, path)))
-    return emitError(loc) << "cannot rename " << temp << " to " << path
-                          << ": " << ec.message();
+    return emitError(loc) << "cannot rename " << temp << " to " << path << ": "
+                          << ec.message();
   return success();
 }

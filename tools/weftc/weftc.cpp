@@ -57,9 +57,9 @@ static cl::list<std::string> inputShapes(
     cl::desc("Fix the shape of a graph input: NAME=D0xD1x... (repeatable); "
              "every symbolic dimension must be fixed"),
     cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
-static cl::opt<std::string> targetName(
-    "target", cl::desc("Device kind to compile for (cpu)"), cl::init("cpu"),
-    cl::cat(category));
+static cl::opt<std::string>
+    targetName("target", cl::desc("Device kind to compile for (cpu)"),
+               cl::init("cpu"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu",
          cl::desc("CPU to generate code for: an LLVM CPU name or 'native' "
@@ -71,23 +71,21 @@ static cl::opt<std::string>
 enum class EmitKind { Mlir, Llvm, Obj, Exe, Lib };
 static cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::Exe),
-    cl::values(
-        clEnumValN(EmitKind::Mlir, "mlir",
-                   "the device program after bufferization and memory "
-                   "planning (MLIR)"),
-        clEnumValN(EmitKind::Llvm, "llvm", "optimized LLVM IR"),
-        clEnumValN(EmitKind::Obj, "obj", "the object file"),
-        clEnumValN(EmitKind::Exe, "exe", "a package with executables"),
-        clEnumValN(EmitKind::Lib, "lib",
-                   "a package with a shared library and C headers")),
+    cl::values(clEnumValN(EmitKind::Mlir, "mlir",
+                          "the device program after bufferization and memory "
+                          "planning (MLIR)"),
+               clEnumValN(EmitKind::Llvm, "llvm", "optimized LLVM IR"),
+               clEnumValN(EmitKind::Obj, "obj", "the object file"),
+               clEnumValN(EmitKind::Exe, "exe", "a package with executables"),
+               clEnumValN(EmitKind::Lib, "lib",
+                          "a package with a shared library and C headers")),
     cl::cat(category));
 static cl::opt<bool> reportMemory(
     "report-memory",
     cl::desc("Print the memory plan: buffers, their bytes, the arena's "
              "planned peak"),
     cl::cat(category));
-static cl::opt<bool> quiet("quiet",
-                           cl::desc("Print nothing but errors"),
+static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"),
                            cl::cat(category));
 
 static constexpr int kExitBadInput = 1;
@@ -177,11 +175,12 @@ static std::vector<TensorDescription> describe(func::FuncOp func,
   for (unsigned i = 0; i < n; ++i) {
     auto type = cast<RankedTensorType>(results ? func.getResultTypes()[i]
                                                : func.getArgumentTypes()[i]);
-    StringAttr name = results ? func.getResultAttrOfType<StringAttr>(i, "weft.name")
-                              : func.getArgAttrOfType<StringAttr>(i, "weft.name");
+    StringAttr name = results
+                          ? func.getResultAttrOfType<StringAttr>(i, "weft.name")
+                          : func.getArgAttrOfType<StringAttr>(i, "weft.name");
     TensorDescription t;
-    t.name = name ? name.str()
-                  : (results ? "output" : "input") + std::to_string(i);
+    t.name =
+        name ? name.str() : (results ? "output" : "input") + std::to_string(i);
     t.dtype = dtypeName(type.getElementType());
     t.shape.assign(type.getShape().begin(), type.getShape().end());
     out.push_back(t);
@@ -399,8 +398,8 @@ int main(int argc, char **argv) {
       if (line.starts_with("op "))
         (line.contains(" loops ") ? loops : kernels)++;
     }
-    llvm::outs() << "weftc: compiled " << modelName << " for cpu ("
-                 << mcpu << ") into " << outputPath << "\n"
+    llvm::outs() << "weftc: compiled " << modelName << " for cpu (" << mcpu
+                 << ") into " << outputPath << "\n"
                  << "  plan: 1 device; " << kernels << " kernel calls, "
                  << loops << " generated loop nests\n"
                  << "  memory: arena " << arenaBytes << " bytes (planned "

@@ -1,4 +1,5 @@
-//===- MemoryPlanner.h - Static placement of buffers in an arena -*- C++ -*-===//
+//===- MemoryPlanner.h - Static placement of buffers in an arena -*- C++
+//-*-===//
 //
 // Plain C++ (no IR): given each buffer's size and the interval of program
 // steps during which it is live, assigns offsets in one arena so that

@@ -39,9 +39,10 @@ std::string buildProgramSignature(ModuleOp module, int64_t weightsBytes);
 
 /// Translates `module` (LLVM dialect) to LLVM IR, adds the signature and the
 /// `weft_program` descriptor, and runs LLVM's O3 pipeline for `machine`.
-std::unique_ptr<llvm::Module>
-translateProgram(ModuleOp module, llvm::LLVMContext &context,
-                 llvm::TargetMachine &machine, llvm::StringRef signature);
+std::unique_ptr<llvm::Module> translateProgram(ModuleOp module,
+                                               llvm::LLVMContext &context,
+                                               llvm::TargetMachine &machine,
+                                               llvm::StringRef signature);
 
 /// Emits `module` as an object file into `path` (written whole or not at
 /// all). Reports failures in `error`.
