@@ -22,6 +22,8 @@ packages=(
   libopenblas-openmp-dev libdnnl-dev
   # Independent reference outputs for the end-to-end tests.
   python3-torch
+  # Multi-device: the sharding ILP (COIN-OR CBC) and the MPI runtime.
+  coinor-libcbc-dev libopenmpi-dev openmpi-bin
 )
 if [[ -n "${WEFT_DEPS_EXTRA:-}" ]]; then
   read -r -a extra <<<"$WEFT_DEPS_EXTRA"
