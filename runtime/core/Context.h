@@ -44,6 +44,9 @@ struct weft_rt_context {
   /// constant block of its own, so its address names the op.
   std::unordered_map<const int64_t *, std::unique_ptr<weft::rt::CachedKernel>>
       kernelCache;
+  /// The mesh communicator of weft_rt_context_set_comm; not owned. Null for
+  /// a single device.
+  weft_rt_comm *comm = nullptr;
 };
 
 #endif // WEFT_RUNTIME_CORE_CONTEXT_H

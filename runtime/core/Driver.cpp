@@ -2,13 +2,16 @@
 //
 // weft_rt_driver_main: loads the weights and input files, runs the program
 // (once, or timed with --bench), then prints, writes or checks the outputs.
-// Every failure becomes an exit code of Weft's command-line contract.
+// Every failure becomes an exit code of Weft's command-line contract. A mesh
+// program runs as one rank of an MPI job (DriverMesh.cpp): rank 0 reports,
+// and every rank exits with the same code.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
 #include "Context.h"
 #include "Model.h"
+#include "comm/Comm.h"
 
 #include "weft/Version.h"
 
@@ -32,38 +35,76 @@ public:
       : program(program), exeName(std::move(exeName)) {}
   ~Driver() {
     weft_rt_model_destroy(model);
+    weft_rt_context_set_comm(ctx, nullptr);
+    // Finalizes MPI: every rank gets here, with the same exit code.
+    weft_rt_comm_destroy(comm);
     weft_rt_context_destroy(ctx);
   }
 
   int main(int argc, char **argv);
 
 private:
+  /// Prints "<exe>: <message>" (lines) now, or, once this process is a
+  /// rank of a mesh, keeps it for agreeOnExit or abortMesh.
+  int report(int code, const std::string &message) {
+    if (comm) {
+      pending = message;
+      return code;
+    }
+    // Before the ranks can agree, every rank of a mesh meets the same
+    // failure (the same options, program and launch): rank 0 says it.
+    if (signature.meshDevices > 1 && readLaunchInfo().rank > 0)
+      return code;
+    size_t start = 0;
+    while (start < message.size()) {
+      size_t end = message.find('\n', start);
+      if (end == std::string::npos)
+        end = message.size();
+      std::fprintf(stderr, "%s: %s\n", exeName.c_str(),
+                   message.substr(start, end - start).c_str());
+      start = end + 1;
+    }
+    return code;
+  }
   int fail(const std::string &message) {
-    std::fprintf(stderr, "%s: error: %s\n", exeName.c_str(), message.c_str());
-    return kExitBadInput;
+    return report(kExitBadInput, "error: " + message);
   }
   int internalError(const std::string &message) {
-    std::fprintf(stderr,
-                 "%s: internal error: %s\n%s: this is a bug in Weft; please "
-                 "report it with the model\n",
-                 exeName.c_str(), message.c_str(), exeName.c_str());
-    return kExitInternal;
+    return report(kExitInternal,
+                  "internal error: " + message +
+                      "\nthis is a bug in Weft; please report it with the "
+                      "model");
   }
-  /// Maps a failed runtime status to an exit code, printing ctx's message.
+  /// Maps a failed runtime status to an exit code, with ctx's message.
   int failStatus(weft_rt_status status, const std::string &what) {
     std::string message = what + weft_rt_context_error(ctx);
+    if (status == WEFT_RT_COMM_ERROR)
+      return report(kExitPeerFailed, "error: " + message);
     if (status == WEFT_RT_INTERNAL || status < 0 || status > WEFT_RT_INTERNAL)
       return internalError(message);
     return fail(message);
   }
   void note(const std::string &message) {
-    if (!options.quiet)
+    if (!options.quiet && rank == 0)
       std::fprintf(stderr, "%s: note: %s\n", exeName.c_str(), message.c_str());
+  }
+  /// In a mesh, every rank's `code` combined (see agreeOnExit).
+  int agree(int code) {
+    if (!comm)
+      return code;
+    code = agreeOnExit(comm, code, exeName, code ? pending : std::string());
+    pending.clear();
+    return code;
   }
 
   std::string defaultWeightsPath(const char *argv0) const;
+  int checkLaunch();
+  int createContext();
+  int createComm();
   int createModel(const char *argv0);
+  int loadTensors(std::vector<LoadedTensor> &expected);
   int runAll();
+  int finish(const std::vector<LoadedTensor> &expected);
   void printBenchmark();
   void printProfileSummary();
 
@@ -75,12 +116,19 @@ private:
   weft_rt_model *model = nullptr;
   std::vector<LoadedTensor> inputs;
   std::vector<double> timesMs;
+  /// A mesh program's communicator and this process's place in it; rank 0
+  /// and no communicator for a single device.
+  weft_rt_comm *comm = nullptr;
+  int rank = 0;
+  /// The message of a failure on this rank, kept for agree().
+  std::string pending;
 };
 
 } // namespace
 
 /// <dir of the executable>/../weights/<executable name>.bin, the layout of a
-/// weftc package.
+/// weftc package; dev<rank>.bin for a mesh program, whose devices may share
+/// one executable.
 std::string Driver::defaultWeightsPath(const char *argv0) const {
   char buffer[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
@@ -88,10 +136,34 @@ std::string Driver::defaultWeightsPath(const char *argv0) const {
   size_t slash = exe.rfind('/');
   std::string dir = slash == std::string::npos ? "." : exe.substr(0, slash);
   std::string name = slash == std::string::npos ? exe : exe.substr(slash + 1);
+  if (signature.meshDevices > 1)
+    name = "dev" + std::to_string(rank);
   return dir + "/../weights/" + name + ".bin";
 }
 
-int Driver::createModel(const char *argv0) {
+/// A mesh program must be one of exactly as many processes as the mesh has
+/// devices. Checked from the launcher's environment, before MPI starts (a
+/// plain start would otherwise make MPI spawn a singleton runtime first).
+int Driver::checkLaunch() {
+  LaunchInfo launch = readLaunchInfo();
+  std::string mesh = formatMesh(signature.mesh);
+  long long devices = static_cast<long long>(signature.meshDevices);
+  if (!launch.launched)
+    return fail("this program is one device of the mesh " + mesh + " (" +
+                std::to_string(devices) +
+                " devices): launch the package with `weft-run PKG ...`, or "
+                "every device with `mpirun -np " +
+                std::to_string(devices) + " ...`");
+  if (launch.worldSize < 0 || launch.worldSize == devices)
+    return kExitOk;
+  return fail("launched as one of " + std::to_string(launch.worldSize) +
+              " processes, but this program is one device of the mesh " + mesh +
+              " (" + std::to_string(devices) + " devices): launch exactly " +
+              std::to_string(devices) + " (weft-run PKG, or mpirun -np " +
+              std::to_string(devices) + ")");
+}
+
+int Driver::createContext() {
   weft_rt_status status = weft_rt_context_create(&ctx);
   if (!ctx)
     return internalError("cannot create a runtime context (out of memory?)");
@@ -103,7 +175,22 @@ int Driver::createModel(const char *argv0) {
     if (status != WEFT_RT_OK)
       return failStatus(status, "--threads: ");
   }
+  return kExitOk;
+}
 
+int Driver::createComm() {
+  weft_rt_status status =
+      weft_rt_comm_create_mpi(ctx, static_cast<int32_t>(signature.mesh.size()),
+                              signature.mesh.data(), &comm);
+  if (status == WEFT_RT_OK) {
+    weft_rt_context_set_comm(ctx, comm);
+    rank = weft_rt_comm_rank(comm);
+    return kExitOk;
+  }
+  return failStatus(status, "");
+}
+
+int Driver::createModel(const char *argv0) {
   std::string weightsPath = options.weightsPath;
   bool explicitWeights = !weightsPath.empty();
   if (!explicitWeights) {
@@ -114,7 +201,7 @@ int Driver::createModel(const char *argv0) {
     if (signature.weightsBytes == 0 && stat(weightsPath.c_str(), &info) != 0)
       weightsPath.clear();
   }
-  status = weft_rt_model_create(
+  weft_rt_status status = weft_rt_model_create(
       ctx, program, weightsPath.empty() ? nullptr : weightsPath.c_str(),
       &model);
   if (status == WEFT_RT_OK)
@@ -143,6 +230,10 @@ int Driver::runAll() {
   int64_t timed = options.benchRuns ? options.benchRuns : 1;
   timesMs.reserve(static_cast<size_t>(timed));
   for (int64_t run = 0; run < warmup + timed; ++run) {
+    // Ranks start each run together, so that a run's time is its own and
+    // not another rank's late start.
+    if (comm)
+      meshBarrier(comm, exeName);
     // The profile covers the timed runs only: warm-up runs fault pages in.
     if (run == warmup && !options.profilePath.empty()) {
       weft_rt_model_enable_profile(model);
@@ -172,9 +263,14 @@ void Driver::printBenchmark() {
     mean += t;
   mean /= static_cast<double>(sorted.size());
   auto [median, min] = medianAndMin(sorted);
-  std::printf("bench: %zu runs after %lld warm-up runs, %d threads\n",
+  std::printf("bench: %zu runs after %lld warm-up runs, %d threads",
               sorted.size(), static_cast<long long>(options.warmupRuns),
               weft_rt_context_num_threads(ctx));
+  if (comm)
+    std::printf(" per rank, %d ranks (a run lasts until the slowest rank "
+                "ends)",
+                weft_rt_comm_size(comm));
+  std::printf("\n");
   std::printf("median %.4f ms  min %.4f ms\n", median, min);
   std::printf("mean %.4f ms  max %.4f ms\n", mean, sorted.back());
 }
@@ -198,9 +294,12 @@ void Driver::printProfileSummary() {
   for (const auto &[id, entry] : byOp)
     ranked.push_back({entry.first, id});
   std::sort(ranked.rbegin(), ranked.rend());
-  std::printf("profile: %s (%zu runs, %zu op events); slowest ops, "
+  std::printf("profile: %s (%zu runs, %zu op events)%s; slowest ops, "
               "share of run time and ms per run:\n",
-              options.profilePath.c_str(), runs, ctx->events.size() - runs);
+              comm ? rankedPath(options.profilePath, rank).c_str()
+                   : options.profilePath.c_str(),
+              runs, ctx->events.size() - runs,
+              comm ? " and one file per rank" : "");
   for (size_t i = 0; i < std::min<size_t>(ranked.size(), 5); ++i) {
     int64_t id = ranked[i].second;
     bool known = id >= 0 && static_cast<size_t>(id) < signature.ops.size();
@@ -213,48 +312,36 @@ void Driver::printProfileSummary() {
   }
 }
 
-int Driver::main(int argc, char **argv) {
+/// Reads the inputs (every rank) and the expected outputs (rank 0, which
+/// checks them).
+int Driver::loadTensors(std::vector<LoadedTensor> &expected) {
   std::string error;
-  if (!parseDriverOptions(argc, argv, options, error))
-    return fail(error);
-  bool signatureOk =
-      program && parseSignature(program->signature, signature, error);
-  if (options.help) {
-    printDriverUsage(stdout, exeName, signatureOk ? &signature : nullptr);
-    return kExitOk;
-  }
-  if (options.version) {
-    std::printf("%s (Weft) %s\n  runtime ABI %d\n", exeName.c_str(),
-                WEFT_VERSION_STRING, WEFT_RT_ABI_VERSION);
-    return kExitOk;
-  }
-  if (!program)
-    return internalError("no program was linked into this executable");
-  if (!signatureOk)
-    return internalError("the program's " + error);
-
-  if (int code = createModel(argc > 0 && argv[0] ? argv[0] : ""))
-    return code;
   std::vector<std::string> notes;
   if (!loadInputs(options, signature, inputs, notes, error))
     return fail(error);
-  std::vector<LoadedTensor> expected;
-  if (!options.checkDir.empty() &&
+  if (!options.checkDir.empty() && rank == 0 &&
       !loadExpectedOutputs(options.checkDir, signature, expected, notes, error))
     return fail(error);
   for (const std::string &text : notes)
     note(text);
+  return kExitOk;
+}
 
-  if (int code = runAll())
-    return code;
-
+/// After the runs: the profile (every rank its own), then the outputs,
+/// which rank 0 prints, writes or checks.
+int Driver::finish(const std::vector<LoadedTensor> &expected) {
   if (!options.profilePath.empty()) {
+    std::string path =
+        comm ? rankedPath(options.profilePath, rank) : options.profilePath;
     if (weft_rt_status status =
-            weft_rt_model_write_profile(model, options.profilePath.c_str()))
+            weft_rt_model_write_profile(model, path.c_str()))
       return failStatus(status, "");
-    if (!options.quiet)
+    if (!options.quiet && rank == 0)
       printProfileSummary();
   }
+  if (rank != 0)
+    return kExitOk;
+  std::string error;
   std::vector<const void *> outputs;
   for (int32_t i = 0; i < weft_rt_model_num_outputs(model); ++i)
     outputs.push_back(weft_rt_model_output_data(model, i));
@@ -270,6 +357,61 @@ int Driver::main(int argc, char **argv) {
       !checkOutputs(stdout, signature, outputs, expected, options.tolerance))
     return kExitMismatch;
   return kExitOk;
+}
+
+int Driver::main(int argc, char **argv) {
+  // The signature first: whether this is a mesh decides who reports.
+  std::string signatureError, error;
+  bool signatureOk =
+      program && parseSignature(program->signature, signature, signatureError);
+  if (!parseDriverOptions(argc, argv, options, error))
+    return fail(error);
+  // Under mpirun every rank would print the same text.
+  if ((options.help || options.version) && signature.meshDevices > 1 &&
+      readLaunchInfo().rank > 0)
+    return kExitOk;
+  if (options.help) {
+    printDriverUsage(stdout, exeName, signatureOk ? &signature : nullptr);
+    return kExitOk;
+  }
+  if (options.version) {
+    std::printf("%s (Weft) %s\n  runtime ABI %d\n", exeName.c_str(),
+                WEFT_VERSION_STRING, WEFT_RT_ABI_VERSION);
+    return kExitOk;
+  }
+  if (!program)
+    return internalError("no program was linked into this executable");
+  if (!signatureOk)
+    return internalError("the program's " + signatureError);
+
+  // A single device never touches MPI.
+  bool mesh = signature.meshDevices > 1;
+  if (mesh) {
+    if (int code = checkLaunch())
+      return code;
+  }
+  if (int code = createContext())
+    return code;
+  if (mesh) {
+    if (int code = createComm())
+      return code;
+  }
+  // From here on a mesh's ranks agree on every exit.
+  std::vector<LoadedTensor> expected;
+  int code = createModel(argc > 0 && argv[0] ? argv[0] : "");
+  if (code == kExitOk)
+    code = loadTensors(expected);
+  if (int agreed = agree(code))
+    return agreed;
+
+  if (int code = runAll()) {
+    if (comm)
+      abortMesh(comm, code, exeName, pending);
+    return code;
+  }
+  if (comm)
+    slowestRankTimes(comm, exeName, timesMs);
+  return agree(finish(expected));
 }
 
 int weft_rt_driver_main(const weft_rt_program *program, int argc, char **argv) {

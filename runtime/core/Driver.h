@@ -25,6 +25,8 @@ enum ExitCode {
   kExitOk = 0,
   kExitBadInput = 1,
   kExitMismatch = 2,
+  /// Another device of the mesh failed (or communication with it).
+  kExitPeerFailed = 4,
   kExitInternal = 70,
 };
 
@@ -97,6 +99,48 @@ bool checkOutputs(FILE *out, const ProgramSignature &signature,
 
 /// Median and minimum of run times in milliseconds; sorts `times`.
 std::pair<double, double> medianAndMin(std::vector<double> &times);
+
+//===- Meshes (DriverMesh.cpp): the driver as one rank of an MPI job ------===//
+
+/// How a launcher (mpirun, srun) started this process, read from its
+/// environment before MPI is touched.
+struct LaunchInfo {
+  /// Some MPI launcher started it.
+  bool launched = false;
+  /// The job's process count and this process's rank; -1 when unknown.
+  int64_t worldSize = -1;
+  int64_t rank = -1;
+};
+LaunchInfo readLaunchInfo();
+
+/// "[rank 1/4]", "[ranks 0-3/4]", "[ranks 1,3/4]".
+std::string formatRanks(const std::vector<int> &ranks, int worldSize);
+
+/// The exit code every rank agrees on: the largest `code` of any rank (a
+/// collective over the world). Rank 0 prints each distinct `message`
+/// ("error: ...", lines) once, as "<exe> [ranks]: <line>". An MPI failure
+/// here stops the job (abortMesh with kExitPeerFailed).
+int agreeOnExit(weft_rt_comm *comm, int code, const std::string &exeName,
+                const std::string &message);
+
+/// Prints `message` with this rank and stops every rank: MPI_Abort with
+/// `code`, which mpirun returns. For failures the other ranks cannot learn
+/// of, because they wait for this one inside a collective.
+[[noreturn]] void abortMesh(weft_rt_comm *comm, int code,
+                            const std::string &exeName,
+                            const std::string &message);
+
+/// MPI_Barrier over the world; stops the job if it fails.
+void meshBarrier(weft_rt_comm *comm, const std::string &exeName);
+
+/// On rank 0, replaces each run's time with its maximum over the ranks (the
+/// run lasts until the slowest rank finishes); stops the job on failure.
+void slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
+                      std::vector<double> &times);
+
+/// `path` with ".rank<k>" before its extension: trace.json ->
+/// trace.rank1.json, trace -> trace.rank1.
+std::string rankedPath(const std::string &path, int rank);
 
 } // namespace weft::rt
 

@@ -186,7 +186,8 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
       "(repeatable)\n"
       "  --weights FILE       the weights (default: ../weights/%s.bin next "
       "to this\n"
-      "                       executable)\n"
+      "                       executable; ../weights/dev<rank>.bin for a "
+      "mesh)\n"
       "  --output-dir DIR     write output_<i>.pb (or .npy) files into DIR\n"
       "  --output-format F    pb (ONNX TensorProto, default) or npy\n"
       "  --check DIR          compare the outputs with DIR/output_<i>.pb;\n"
@@ -224,7 +225,20 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
                  static_cast<long long>(signature->weightsBytes),
                  static_cast<long long>(signature->arenaBytes),
                  signature->ops.size());
+    if (signature->meshDevices > 1) {
+      std::string mesh;
+      for (int64_t d : signature->mesh)
+        mesh += (mesh.empty() ? "" : ",") + std::to_string(d);
+      long long devices = static_cast<long long>(signature->meshDevices);
+      std::fprintf(out,
+                   "  one device of the mesh [%s]: run all %lld devices with "
+                   "weft-run PKG,\n  or mpirun -np %lld (one process per "
+                   "device, rank = mesh position);\n  rank 0 prints, writes "
+                   "and checks the outputs\n",
+                   mesh.c_str(), devices, devices);
+    }
   }
   std::fprintf(out, "\nExit codes: 0 success, 1 bad options or files, 2 "
-                    "--check mismatch,\n70 internal error (a bug in Weft).\n");
+                    "--check mismatch,\n4 another device of the mesh failed, "
+                    "70 internal error (a bug in Weft).\n");
 }

@@ -8,6 +8,7 @@
 
 #include "Model.h"
 #include "Context.h"
+#include "comm/Comm.h"
 
 #include <cerrno>
 #include <cstring>
@@ -210,6 +211,10 @@ weft_rt_status weft_rt_model_run(weft_rt_model *model) {
     return WEFT_RT_INVALID_ARGUMENT;
   weft_rt_context *ctx = model->ctx;
   ctx->error.clear();
+  // A mesh program without its communicator would wait for peers forever
+  // or compute with the wrong group.
+  if (weft_rt_status status = checkMeshComm(ctx, model->signature.mesh))
+    return status;
   // The run's own event brackets its ops in the trace; its slot is reserved
   // up front and filled in afterwards.
   size_t runEvent = ctx->events.size();
@@ -226,7 +231,7 @@ weft_rt_status weft_rt_model_run(weft_rt_model *model) {
   ++model->runCount;
   if (status == WEFT_RT_OK)
     return WEFT_RT_OK;
-  if (status < WEFT_RT_OK || status > WEFT_RT_INTERNAL)
+  if (status < WEFT_RT_OK || status > WEFT_RT_COMM_ERROR)
     return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
                         "the program returned status %d, which is not a "
                         "weft_rt_status%s%s",

@@ -144,12 +144,13 @@ private:
   bool parseTensor(const std::vector<std::string> &fields,
                    std::vector<TensorSpec> &into);
   bool parseOp(const std::vector<std::string> &fields);
+  bool parseMesh(const std::vector<std::string> &fields);
   bool checkWhole();
 
   ProgramSignature &out;
   std::string &error;
   int lineNumber = 0;
-  bool sawArena = false, sawWeights = false;
+  bool sawArena = false, sawWeights = false, sawMesh = false;
   /// Op ids as given, checked for density at the end.
   std::vector<int64_t> opIds;
   std::vector<OpSpec> opsInOrder;
@@ -252,7 +253,37 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
     return parseTensor(fields, out.outputs);
   if (kind == "op")
     return parseOp(fields);
+  if (kind == "mesh")
+    return parseMesh(fields);
   return fail("unknown record '%s'", kind.c_str());
+}
+
+/// Most mesh axes and devices a signature may give (the communicator's
+/// limits: one MPI communicator per subset of axes, int ranks).
+static constexpr size_t kMaxMeshAxes = 8;
+static constexpr int64_t kMaxMeshDevices = INT32_MAX;
+
+bool SignatureParser::parseMesh(const std::vector<std::string> &fields) {
+  if (sawMesh)
+    return fail("second 'mesh' record");
+  sawMesh = true;
+  if (fields.size() < 2 || fields.size() > 1 + kMaxMeshAxes)
+    return fail("expected 'mesh <d0> <d1> ...' with 1 to %zu dims",
+                kMaxMeshAxes);
+  int64_t devices = 1;
+  for (size_t i = 1; i < fields.size(); ++i) {
+    int64_t dim = 0;
+    if (!parseInt64(fields[i], dim) || dim < 1)
+      return fail("mesh dim %zu is '%s', not an integer >= 1", i - 1,
+                  fields[i].c_str());
+    if (dim > kMaxMeshDevices / devices)
+      return fail("the mesh has more than %lld devices",
+                  static_cast<long long>(kMaxMeshDevices));
+    devices *= dim;
+    out.mesh.push_back(dim);
+  }
+  out.meshDevices = devices;
+  return true;
 }
 
 bool SignatureParser::parseTensor(const std::vector<std::string> &fields,

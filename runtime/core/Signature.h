@@ -39,6 +39,10 @@ struct ProgramSignature {
   int32_t abiVersion = 0;
   int64_t arenaBytes = 0;
   int64_t weightsBytes = 0;
+  /// The "mesh" record's shape; empty for a single device.
+  std::vector<int64_t> mesh;
+  /// Devices in the mesh (product of `mesh`), 1 without one.
+  int64_t meshDevices = 1;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   /// Indexed by op id (ids are 0 .. ops.size() - 1, each given once).

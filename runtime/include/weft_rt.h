@@ -39,6 +39,9 @@ enum {
   WEFT_RT_UNSUPPORTED = 4,
   /// A bug in Weft or in a library under it.
   WEFT_RT_INTERNAL = 5,
+  /// Communication with the other devices of a mesh failed: an MPI call
+  /// returned an error (a peer died, the network broke). The driver exits 4.
+  WEFT_RT_COMM_ERROR = 6,
 };
 
 /// Element types, numbered as ONNX's TensorProto.DataType.
@@ -107,6 +110,9 @@ typedef struct weft_rt_byte_buffer {
 ///   weft-program 1                       (ABI version)
 ///   arena <bytes>                        (planned peak, 64-byte aligned)
 ///   weights <bytes>                      (size of weights/dev<k>.bin)
+///   mesh <d0> <d1> ...                   (optional: the program is one device
+///                                        of a mesh of that shape, all dims
+///                                        >= 1; absent = a single device)
 ///   input <name> <dtype> <rank> <d0> ... <arena offset>
 ///                                        (dtype: a weft_rt_dtype code)
 ///   output <name> <dtype> <rank> <d0> ... <arena offset>
@@ -177,6 +183,93 @@ weft_rt_status weft_rt_model_write_profile(const weft_rt_model *model,
 /// Returns the process exit code of Weft's command-line contract.
 int weft_rt_driver_main(const weft_rt_program *program, int argc,
                         char **argv);
+
+/*===----------------------------------------------------------------------===*\
+|* Meshes and collectives                                                   *|
+|*                                                                          *|
+|* A multi-device program runs as one MPI process (rank) per device of a    *|
+|* logical mesh; rank r is the device at row-major mesh position r. The     *|
+|* program's collectives go through the communicator attached to its        *|
+|* context. See docs/Runtime.md ("Meshes") and docs/Launching.md.           *|
+\*===----------------------------------------------------------------------===*/
+
+/// Mesh communicator of one device (rank) of a logical device mesh. Opaque.
+typedef struct weft_rt_comm weft_rt_comm;
+
+/// Creates the MPI communicators of a mesh of shape mesh_dims[mesh_rank]
+/// (1 to 8 axes, each >= 1) for this process: MPI_COMM_WORLD's size must
+/// equal the mesh size, and rank r is row-major mesh position r. One
+/// sub-communicator per non-empty subset of mesh axes is created here, once
+/// (MPI_Comm_split); every rank must call this with the same shape (checked
+/// collectively, so a mismatch fails on every rank instead of hanging).
+/// Initializes MPI if needed (MPI_THREAD_FUNNELED; then MPI_COMM_WORLD
+/// reports errors instead of aborting); if this call initialized MPI and
+/// fails, it also finalizes it. Failures are described in ctx. The caller
+/// owns *out_comm. Create and destroy communicators from one thread.
+weft_rt_status weft_rt_comm_create_mpi(weft_rt_context *ctx, int32_t mesh_rank,
+                                       const int64_t *mesh_dims,
+                                       weft_rt_comm **out_comm);
+/// Frees the communicators (NULL is allowed); finalizes MPI when this is the
+/// last communicator alive and weft_rt_comm_create_mpi initialized MPI.
+void weft_rt_comm_destroy(weft_rt_comm *comm);
+/// The world rank, which is the device's row-major mesh position.
+int32_t weft_rt_comm_rank(const weft_rt_comm *comm);
+/// The number of devices (MPI_COMM_WORLD's size).
+int32_t weft_rt_comm_size(const weft_rt_comm *comm);
+/// Attaches (or detaches with NULL) the communicator the program's
+/// collectives use; not owned: it must outlive its use by ctx.
+/// weft_rt_model_run refuses to run a program compiled for a mesh of more
+/// than one device without a communicator of the same mesh shape.
+void weft_rt_context_set_comm(weft_rt_context *ctx, weft_rt_comm *comm);
+
+/// Kinds of weft_rt_collective.
+enum {
+  WEFT_RT_ALL_REDUCE_SUM = 0,
+  WEFT_RT_ALL_GATHER = 1,
+  WEFT_RT_REDUCE_SCATTER_SUM = 2,
+  WEFT_RT_ALL_TO_ALL = 3,
+  WEFT_RT_LOCAL_SLICE = 4,
+};
+
+/// A collective over the group of devices that share every mesh coordinate
+/// except those on `axes`.
+/// params: kind, dtype, A, axes[A] (distinct mesh axes, major to minor: the
+///   group rank g of a member is the mixed-radix number of its coordinates
+///   on axes[0..A-1], axes[0] most significant), then by kind:
+///   ALL_REDUCE_SUM:     count                     in, out: count elements
+///                                                 (in == out allowed)
+///   ALL_GATHER:         outer, inner, P, sizes[P]
+///                       in [outer, sizes[g], inner]
+///                   -> out [outer, sum(sizes), inner]
+///   REDUCE_SCATTER_SUM: outer, inner, P, sizes[P]
+///                       in [outer, sum(sizes), inner]
+///                   -> out [outer, sizes[g], inner] (the sum's block g)
+///   LOCAL_SLICE:        outer, inner, P, sizes[P] the shapes of
+///                       REDUCE_SCATTER_SUM without communication: out =
+///                       member g's block of in (offset sum(sizes[0..g)))
+///   ALL_TO_ALL:         outer, mid, inner, gather_first, P, split_sizes[P],
+///                       gather_sizes[P]; with S = sum(split_sizes) and
+///                       G = sum(gather_sizes):
+///     gather_first=0: in [outer, S, mid, gather_sizes[g], inner]
+///                 -> out [outer, split_sizes[g], mid, G, inner]
+///     gather_first=1: in [outer, gather_sizes[g], mid, S, inner]
+///                 -> out [outer, G, mid, split_sizes[g], inner]
+///     (the dim that was split becomes gathered and vice versa).
+/// Sizes may be uneven and may be 0. P must equal the group size; A=0 is a
+/// group of one (a copy or a plain slice). With no communicator attached
+/// only groups of one device work (every axis counts as size 1; P > 1
+/// fails). Apart from ALL_REDUCE_SUM's in == out, in and out must not
+/// overlap. Except for ALL_REDUCE_SUM, in and out hold at most 2^31-1
+/// elements each (MPI's int counts; larger ones fail with
+/// WEFT_RT_UNSUPPORTED). Parameters are checked before any communication;
+/// the members of a group must pass the same block.
+/// dtypes: f32, f16, bf16, f64, i32, i64, i8, u8, bool. Sums of f16 and bf16
+/// use a user-defined MPI operation that adds each pair in f32 and rounds
+/// back (one rounding per step of MPI's reduction tree); integers wrap; a
+/// "sum" of bools is their logical or. The first call of a shape may grow
+/// scratch buffers kept in the communicator; later calls allocate nothing.
+weft_rt_status weft_rt_collective(weft_rt_context *ctx, const int64_t *params,
+                                  const void *in, void *out);
 
 /*===----------------------------------------------------------------------===*\
 |* CPU kernels                                                              *|

@@ -1,13 +1,15 @@
 //===- weft-run.cpp - Run a package that weftc wrote ----------------------===//
 //
-// weft-run [--verify-weights] OUT/ [driver options...]
+// weft-run [options] OUT/ [driver options...]
 //
-// Reads OUT/manifest.json, checks that the package is complete (executable,
-// weights and their size; their SHA-256 with --verify-weights) and runs its
-// device executable with the remaining options, returning its exit code.
-// Packages of one device only so far; multi-device launching comes later.
+// Reads OUT/manifest.json, checks that the package is complete (executables,
+// weights and their sizes; their SHA-256 with --verify-weights) and runs it:
+// a single device's program directly, a mesh of devices as one MPI rank per
+// device through mpirun (Launch.cpp). Returns the programs' exit code.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Launch.h"
 
 #include "weft/Version.h"
 
@@ -23,21 +25,13 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cerrno>
-#include <cstring>
+#include <climits>
+#include <set>
 #include <string>
 #include <vector>
 
-#include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-
-extern char **environ;
-
 using namespace llvm;
-
-static constexpr int kExitBadInput = 1;
-static constexpr int kExitInternal = 70;
+using namespace weft::run;
 
 static int fail(const Twine &message) {
   WithColor::error(errs(), "weft-run") << message << "\n";
@@ -45,11 +39,13 @@ static int fail(const Twine &message) {
 }
 
 static void printHelp() {
-  outs() << R"(usage: weft-run [--verify-weights] OUT/ [device program options]
+  outs() << R"(usage: weft-run [weft-run options] OUT/ [device program options]
 
 Runs a model that weftc compiled into the package folder OUT/: checks that
 the package is complete, then starts its device program (OUT/bin/dev0) with
-the options that follow OUT/ and returns its exit code.
+the options that follow OUT/ and returns its exit code. A package of several
+devices (a mesh) runs as one MPI process per device, launched with mpirun:
+rank k runs device k, rank 0 prints, writes and checks the outputs.
 
 Examples:
   weft-run out/ --inputs test_data_set_0                 # print the outputs
@@ -60,14 +56,41 @@ Examples:
   weft-run --verify-weights out/ --inputs test_data_set_0
   weft-run out/ --help          # the device program's options and the
                                 # model's inputs and outputs
+A mesh package (manifest "mesh": {"shape": [2, 2]}):
+  weft-run mesh/ --inputs data --check data      # 4 ranks on this machine
+  weft-run --dry-run mesh/ --inputs data         # print the mpirun command
+  weft-run --timeout 60 mesh/ --inputs data --bench 20
+  weft-run --hostfile hosts mesh/ --inputs data --threads 16
+  weft-run --mpirun-args "--map-by ppr:1:node:PE=16 --bind-to core" \
+           --hostfile hosts mesh/ --inputs data
+  (--profile trace.json writes trace.rank<k>.json per rank; see
+   docs/Launching.md for clusters and Slurm)
 
-weft-run options (before OUT/):
-  --verify-weights   also compare the weights' SHA-256 with the manifest
+weft-run options (before OUT/, or anywhere after it):
+  --verify-weights      also compare the weights' SHA-256 with the manifest
+  --timeout SECONDS     stop every process after that long, exit 4 (default
+                        300 for a mesh; none for one device unless given;
+                        0: never)
+  --hostfile FILE       mpirun's hostfile: where the ranks run
+  --mpirun-args "ARGS"  more mpirun options (quoted as one argument)
+  --dry-run             print the command line instead of running it
   --help, --version
 
-Exit codes: those of the device program (0 success, 1 bad options or files,
-2 --check mismatch, 70 internal error); 1 for an incomplete package, 70 when
-the program is killed by a signal.
+For a mesh, weft-run runs: mpirun [--allow-run-as-root] [--oversubscribe]
+--bind-to none [--hostfile FILE] [ARGS] -x WEFT_NUM_THREADS=<cores/ranks>
+-np 1 OUT/bin/dev0 --weights OUT/weights/dev0.bin <options> : -np 1 ...
+with OMPI_MCA_btl=self,vader (self,vader,tcp with hosts) and
+OMPI_MCA_btl_vader_single_copy_mechanism=none unless you set them
+(--oversubscribe only without hosts). With --threads N each rank uses N
+threads; without it, ranks on this machine share its cores and ranks on
+other hosts use the cores they are bound to.
+
+Exit codes: those of the device programs (0 success, 1 bad options or
+files, 2 --check mismatch, 70 internal error), which every rank of a mesh
+shares; 1 for an incomplete package or mpirun missing; 3 when mpirun cannot
+start the ranks; 4 when a rank fails, dies or does not finish in time (the
+others are stopped); 70 when a single device's program is killed by a
+signal.
 )";
 }
 
@@ -93,14 +116,40 @@ static bool resolveInPackage(StringRef package, StringRef relative,
   return true;
 }
 
-/// What weft-run needs from manifest.json.
-struct Package {
-  std::string executable;
-  std::string weights;
-  int64_t weightsBytes = 0;
-  std::string weightsSha256;
-  std::vector<std::string> runtimeLibraries;
-};
+/// Reads the optional "mesh": {"shape": [...]}; [1] when absent.
+static bool readMesh(const json::Object &root, std::vector<int64_t> &shape,
+                     std::string &error) {
+  shape = {1};
+  const json::Value *mesh = root.get("mesh");
+  if (!mesh)
+    return true;
+  const json::Object *object = mesh->getAsObject();
+  const json::Array *dims = object ? object->getArray("shape") : nullptr;
+  if (!dims || dims->empty()) {
+    error = "\"mesh\" must be {\"shape\": [d0, d1, ...]}";
+    return false;
+  }
+  shape.clear();
+  int64_t devices = 1;
+  for (const json::Value &dim : *dims) {
+    std::optional<int64_t> d = dim.getAsInteger();
+    if (!d || *d < 1 || *d > INT_MAX / devices) {
+      error = "\"mesh\" shape entries must be integers >= 1 (at most " +
+              std::to_string(INT_MAX) + " devices)";
+      return false;
+    }
+    devices *= *d;
+    shape.push_back(*d);
+  }
+  return true;
+}
+
+static std::string formatShape(const std::vector<int64_t> &shape) {
+  std::vector<std::string> dims;
+  for (int64_t d : shape)
+    dims.push_back(std::to_string(d));
+  return "[" + join(dims, ", ") + "]";
+}
 
 static bool readManifest(StringRef dir, Package &out, std::string &error) {
   SmallString<256> manifestPath(dir);
@@ -134,39 +183,68 @@ static bool readManifest(StringRef dir, Package &out, std::string &error) {
     return bad("manifest version " +
                (version ? Twine(*version) : Twine("(none)")) +
                " is not one this weft-run reads (version 1)");
+  if (!readMesh(*root, out.meshShape, error))
+    return bad(error);
+  int64_t meshDevices = 1;
+  for (int64_t d : out.meshShape)
+    meshDevices *= d;
   const json::Array *devices = root->getArray("devices");
   if (!devices || devices->empty())
     return bad("the manifest lists no devices");
-  if (devices->size() != 1)
-    return bad("this package has " + Twine(devices->size()) +
-               " devices; weft-run launches single-device packages so far");
-  const json::Object *device = (*devices)[0].getAsObject();
-  if (!device)
-    return bad("devices[0] is not an object");
-  std::optional<StringRef> executable = device->getString("executable");
-  std::optional<StringRef> weights = device->getString("weights");
-  if (!executable || !weights)
-    return bad("devices[0] needs \"executable\" and \"weights\" paths");
-  if (!resolveInPackage(dir, *executable, "executable", out.executable,
-                        error) ||
-      !resolveInPackage(dir, *weights, "weights", out.weights, error))
-    return bad(error);
+  if (static_cast<int64_t>(devices->size()) != meshDevices)
+    return bad(root->get("mesh")
+                   ? "the mesh " + formatShape(out.meshShape) + " has " +
+                         Twine(meshDevices) +
+                         " devices, but \"devices\" "
+                         "lists " +
+                         Twine(devices->size())
+                   : "this package has " + Twine(devices->size()) +
+                         " devices but no \"mesh\" shape to run them on");
 
   const json::Array *weightList = root->getArray("weights");
-  const json::Object *entry = nullptr;
-  if (weightList)
-    for (const json::Value &value : *weightList)
-      if (const json::Object *object = value.getAsObject())
-        if (object->getString("file") == *weights)
-          entry = object;
-  if (!entry)
-    return bad("\"weights\" has no entry for " + *weights);
-  std::optional<int64_t> bytes = entry->getInteger("bytes");
-  if (!bytes || *bytes < 0)
-    return bad("the weights entry of " + *weights + " has no \"bytes\"");
-  out.weightsBytes = *bytes;
-  if (std::optional<StringRef> sha = entry->getString("sha256"))
-    out.weightsSha256 = sha->lower();
+  out.devices.assign(devices->size(), Device());
+  std::set<int64_t> seen;
+  for (size_t k = 0; k < devices->size(); ++k) {
+    std::string name = "devices[" + std::to_string(k) + "]";
+    const json::Object *device = (*devices)[k].getAsObject();
+    if (!device)
+      return bad(name + " is not an object");
+    std::optional<int64_t> id = device->getInteger("id");
+    if (!id)
+      id = static_cast<int64_t>(k);
+    if (*id < 0 || *id >= static_cast<int64_t>(devices->size()) ||
+        !seen.insert(*id).second)
+      return bad(name + " has id " + Twine(*id) +
+                 "; ids run from 0 to the device count - 1, each once");
+    Device &entry = out.devices[*id];
+    entry.id = *id;
+    std::optional<StringRef> executable = device->getString("executable");
+    std::optional<StringRef> weights = device->getString("weights");
+    if (!executable || !weights)
+      return bad(name + " needs \"executable\" and \"weights\" paths" +
+                 (device->get("library")
+                      ? " (a library package is loaded by your program, "
+                        "not run)"
+                      : ""));
+    if (!resolveInPackage(dir, *executable, "executable", entry.executable,
+                          error) ||
+        !resolveInPackage(dir, *weights, "weights", entry.weights, error))
+      return bad(error);
+    const json::Object *weightsEntry = nullptr;
+    if (weightList)
+      for (const json::Value &value : *weightList)
+        if (const json::Object *object = value.getAsObject())
+          if (object->getString("file") == *weights)
+            weightsEntry = object;
+    if (!weightsEntry)
+      return bad("\"weights\" has no entry for " + *weights);
+    std::optional<int64_t> bytes = weightsEntry->getInteger("bytes");
+    if (!bytes || *bytes < 0)
+      return bad("the weights entry of " + *weights + " has no \"bytes\"");
+    entry.weightsBytes = *bytes;
+    if (std::optional<StringRef> sha = weightsEntry->getString("sha256"))
+      entry.weightsSha256 = sha->lower();
+  }
   if (const json::Array *libs = root->getArray("runtime_libraries"))
     for (const json::Value &lib : *libs)
       if (std::optional<StringRef> name = lib.getAsString())
@@ -174,102 +252,126 @@ static bool readManifest(StringRef dir, Package &out, std::string &error) {
   return true;
 }
 
-/// Checks that the executable and weights are there and whole.
-static bool checkPackage(const Package &package, bool verifyWeights,
-                         std::string &error) {
-  if (!sys::fs::exists(package.executable)) {
-    error = "the device program " + package.executable +
+/// Checks that a device's executable and weights are there and whole.
+static bool checkDevice(const Device &device, bool verifyWeights,
+                        std::string &error) {
+  if (!sys::fs::exists(device.executable)) {
+    error = "the device program " + device.executable +
             " is missing (an incomplete copy of the package?)";
     return false;
   }
-  if (!sys::fs::can_execute(package.executable)) {
-    error = package.executable + " is not executable";
+  if (!sys::fs::can_execute(device.executable)) {
+    error = device.executable + " is not executable";
     return false;
   }
   uint64_t size = 0;
-  if (std::error_code ec = sys::fs::file_size(package.weights, size)) {
-    error = "cannot read the weights " + package.weights + ": " + ec.message();
+  if (std::error_code ec = sys::fs::file_size(device.weights, size)) {
+    error = "cannot read the weights " + device.weights + " of device " +
+            std::to_string(device.id) + ": " + ec.message();
     return false;
   }
-  if (size != static_cast<uint64_t>(package.weightsBytes)) {
-    error = package.weights + " has " + std::to_string(size) +
-            " bytes; the manifest says " +
-            std::to_string(package.weightsBytes) +
+  if (size != static_cast<uint64_t>(device.weightsBytes)) {
+    error = device.weights + " has " + std::to_string(size) +
+            " bytes; the manifest says " + std::to_string(device.weightsBytes) +
             " (a partial copy, or the weights of another build?)";
     return false;
   }
   if (!verifyWeights)
     return true;
-  if (package.weightsSha256.empty()) {
+  if (device.weightsSha256.empty()) {
     error =
-        "--verify-weights: the manifest gives no sha256 for " + package.weights;
+        "--verify-weights: the manifest gives no sha256 for " + device.weights;
     return false;
   }
   ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(
-      package.weights, /*IsText=*/false, /*RequiresNullTerminator=*/false);
+      device.weights, /*IsText=*/false, /*RequiresNullTerminator=*/false);
   if (!buffer) {
     error =
-        "cannot read " + package.weights + ": " + buffer.getError().message();
+        "cannot read " + device.weights + ": " + buffer.getError().message();
     return false;
   }
   std::array<uint8_t, 32> digest =
       SHA256::hash(arrayRefFromStringRef<uint8_t>((*buffer)->getBuffer()));
   std::string hex = toHex(digest, /*LowerCase=*/true);
-  if (hex != package.weightsSha256) {
-    error = package.weights + " has SHA-256 " + hex + "; the manifest says " +
-            package.weightsSha256 + " (corrupted or replaced weights)";
+  if (hex != device.weightsSha256) {
+    error = device.weights + " has SHA-256 " + hex + "; the manifest says " +
+            device.weightsSha256 + " (corrupted or replaced weights)";
     return false;
   }
   return true;
 }
 
-/// Runs `args` (args[0] is the program) and returns its exit code per the
-/// command-line contract.
-static int runProgram(const Package &package,
-                      const std::vector<std::string> &args) {
-  std::vector<char *> argv;
-  for (const std::string &arg : args)
-    argv.push_back(const_cast<char *>(arg.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid = 0;
-  int error = posix_spawn(&pid, package.executable.c_str(), nullptr, nullptr,
-                          argv.data(), environ);
-  if (error != 0)
-    return fail("cannot start " + package.executable + ": " +
-                std::strerror(error));
-  int status = 0;
-  while (waitpid(pid, &status, 0) < 0) {
-    if (errno != EINTR) {
-      WithColor::error(errs(), "weft-run")
-          << "lost track of " << package.executable << ": "
-          << std::strerror(errno) << "\n";
-      return kExitInternal;
+namespace {
+
+/// weft-run's own options, wherever they appear.
+struct Options {
+  bool verifyWeights = false;
+  LaunchOptions launch;
+};
+
+} // namespace
+
+/// Parses weft-run option argv[i] (and its value); returns 0 when argv[i]
+/// is not one of them, 1 when consumed, -1 on an error (message printed).
+static int parseOwnOption(int argc, char **argv, int &i, Options &options) {
+  StringRef arg = argv[i];
+  if (arg == "--verify-weights") {
+    options.verifyWeights = true;
+    return 1;
+  }
+  if (arg == "--dry-run") {
+    options.launch.dryRun = true;
+    return 1;
+  }
+  StringRef name = arg, value;
+  bool inlineValue = false;
+  if (arg.starts_with("--") && arg.contains('=')) {
+    std::tie(name, value) = arg.split('=');
+    inlineValue = true;
+  }
+  if (name != "--timeout" && name != "--hostfile" && name != "--mpirun-args")
+    return 0;
+  if (!inlineValue) {
+    if (i + 1 >= argc) {
+      fail(name + " needs a value (see --help)");
+      return -1;
     }
+    value = argv[++i];
   }
-  if (WIFSIGNALED(status)) {
-    int signal = WTERMSIG(status);
-    WithColor::error(errs(), "weft-run")
-        << package.executable << " was killed by signal " << signal << " ("
-        << strsignal(signal) << ")"
-        << (signal == SIGKILL ? "; perhaps the system ran out of memory" : "")
-        << "\nthis is a bug in Weft unless something outside killed it; "
-           "please report it with the model\n";
-    return kExitInternal;
+  if (name == "--timeout") {
+    int64_t seconds = 0;
+    if (value.getAsInteger(10, seconds) || seconds < 0 || seconds > 100000000) {
+      fail("--timeout must be a number of seconds >= 0 (0: never), not '" +
+           value + "'");
+      return -1;
+    }
+    options.launch.timeoutSeconds = seconds;
+    options.launch.timeoutGiven = true;
+    return 1;
   }
-  int code = WEXITSTATUS(status);
-  // The dynamic loader's code when a shared library is missing.
-  if (code == 127 && !package.runtimeLibraries.empty()) {
-    errs() << "weft-run: note: " << package.executable
-           << " exited with 127; if it could not start, install the "
-              "libraries it needs: "
-           << join(package.runtimeLibraries, ", ") << "\n";
+  if (value.empty()) {
+    fail(name + " needs a non-empty value");
+    return -1;
   }
-  return code;
+  if (name == "--hostfile") {
+    if (!sys::fs::exists(value)) {
+      fail("--hostfile '" + value + "' does not exist");
+      return -1;
+    }
+    options.launch.hostfile = value.str();
+    return 1;
+  }
+  std::string error;
+  if (!splitShellWords(value.str(), options.launch.mpirunArgs, error)) {
+    fail(error);
+    return -1;
+  }
+  return 1;
 }
 
 int main(int argc, char **argv) {
   InitLLVM initLLVM(argc, argv);
-  bool verifyWeights = false;
+  Options options;
   int i = 1;
   for (; i < argc && argv[i][0] == '-'; ++i) {
     StringRef arg = argv[i];
@@ -282,10 +384,11 @@ int main(int argc, char **argv) {
              << "  built on LLVM " << LLVM_VERSION_STRING << "\n";
       return 0;
     }
-    if (arg == "--verify-weights") {
-      verifyWeights = true;
+    int own = parseOwnOption(argc, argv, i, options);
+    if (own < 0)
+      return kExitBadInput;
+    if (own > 0)
       continue;
-    }
     return fail("unknown option '" + arg +
                 "' before the package folder (the device program's options "
                 "go after it; see --help)");
@@ -304,23 +407,42 @@ int main(int argc, char **argv) {
   if (!readManifest(dir, package, error))
     return fail(error);
 
-  std::vector<std::string> args = {package.executable};
+  std::vector<std::string> driverArgs;
   bool weightsGiven = false;
   for (; i < argc; ++i) {
-    StringRef arg = argv[i];
-    if (arg == "--verify-weights") {
-      verifyWeights = true;
+    int own = parseOwnOption(argc, argv, i, options);
+    if (own < 0)
+      return kExitBadInput;
+    if (own > 0)
       continue;
-    }
+    StringRef arg = argv[i];
     weightsGiven |= arg == "--weights" || arg.starts_with("--weights=");
-    args.push_back(arg.str());
+    driverArgs.push_back(arg.str());
   }
-  if (!checkPackage(package, verifyWeights, error))
-    return fail(error);
+  for (const Device &device : package.devices)
+    if (!checkDevice(device, options.verifyWeights, error))
+      return fail(error);
+
+  bool helpOnly = false;
+  for (StringRef arg : driverArgs)
+    helpOnly |= arg == "--help" || arg == "-h" || arg == "--version";
+  if (package.devices.size() > 1 && !helpOnly) {
+    if (weightsGiven)
+      return fail("--weights names one device's weights; the " +
+                  std::to_string(package.devices.size()) +
+                  " devices of this package each read their own "
+                  "(the manifest's weights/dev<k>.bin)");
+    return runMesh(package, driverArgs, options.launch);
+  }
+  // --help needs no MPI: device 0's program answers alone.
+  if (package.devices.size() == 1 &&
+      (!options.launch.hostfile.empty() || !options.launch.mpirunArgs.empty()))
+    return fail("--hostfile and --mpirun-args apply to packages of several "
+                "devices; this one has a single device");
+  std::vector<std::string> args = {package.devices[0].executable};
   // The manifest is the authority on where the weights are.
-  if (!weightsGiven) {
-    args.insert(args.begin() + 1, package.weights);
-    args.insert(args.begin() + 1, "--weights");
-  }
-  return runProgram(package, args);
+  if (!weightsGiven)
+    args.insert(args.end(), {"--weights", package.devices[0].weights});
+  args.insert(args.end(), driverArgs.begin(), driverArgs.end());
+  return runSingleDevice(package, args, options.launch);
 }

@@ -1,0 +1,200 @@
+//===- DriverMesh.cpp - The driver as one rank of a device mesh -----------===//
+//
+// A mesh program runs as one MPI process per device. Failures that every
+// rank can wait for are agreed on (one exit code for all, messages printed
+// once by rank 0); a failure inside a run stops the whole job with
+// MPI_Abort, because the other ranks wait for the failed one inside a
+// collective and would never learn of it otherwise.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Driver.h"
+#include "comm/Comm.h"
+
+#include <cstdlib>
+#include <cstring>
+
+using namespace weft::rt;
+
+/// An integer environment variable, or -1.
+static int64_t integerFromEnvironment(const char *name) {
+  const char *text = std::getenv(name);
+  if (!text || !*text)
+    return -1;
+  char *end = nullptr;
+  long long value = std::strtoll(text, &end, 10);
+  return *end == '\0' && value >= 0 ? value : -1;
+}
+
+LaunchInfo weft::rt::readLaunchInfo() {
+  LaunchInfo info;
+  // OpenMPI's mpirun, then PMI (MPICH's hydra, Slurm's PMI-2); PMIx and
+  // srun give the rank but not always the size (MPI will tell).
+  static const char *sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
+  static const char *ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
+                                "SLURM_PROCID"};
+  for (const char *name : sizes)
+    if (info.worldSize < 0)
+      info.worldSize = integerFromEnvironment(name);
+  for (const char *name : ranks)
+    if (info.rank < 0)
+      info.rank = integerFromEnvironment(name);
+  info.launched = info.worldSize >= 0 || info.rank >= 0;
+  return info;
+}
+
+std::string weft::rt::formatRanks(const std::vector<int> &ranks,
+                                  int worldSize) {
+  std::string list;
+  for (size_t i = 0; i < ranks.size();) {
+    size_t j = i;
+    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
+      ++j;
+    if (!list.empty())
+      list += ',';
+    list += std::to_string(ranks[i]);
+    if (j > i)
+      list += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
+    i = j + 1;
+  }
+  return std::string(ranks.size() == 1 ? "[rank " : "[ranks ") + list + "/" +
+         std::to_string(worldSize) + "]";
+}
+
+/// Prints each line of `message` as "<exe> <ranks>: <line>".
+static void printLines(FILE *out, const std::string &exeName,
+                       const std::string &ranks, const std::string &message) {
+  size_t start = 0;
+  while (start < message.size()) {
+    size_t end = message.find('\n', start);
+    if (end == std::string::npos)
+      end = message.size();
+    std::fprintf(out, "%s %s: %.*s\n", exeName.c_str(), ranks.c_str(),
+                 static_cast<int>(end - start), message.data() + start);
+    start = end + 1;
+  }
+}
+
+[[noreturn]] void weft::rt::abortMesh(weft_rt_comm *comm, int code,
+                                      const std::string &exeName,
+                                      const std::string &message) {
+  std::string ranks = formatRanks({comm->rank}, comm->size);
+  std::fflush(stdout);
+  printLines(stderr, exeName, ranks, message);
+  // weft-run recognizes this line when mpirun's own report is lost.
+  std::fprintf(stderr,
+               "%s %s: note: stopping every rank (MPI_Abort with exit code "
+               "%d)\n",
+               exeName.c_str(), ranks.c_str(), code);
+  std::fflush(stderr);
+  // The world's name reads best in mpirun's report; both stop every rank.
+  MPI_Abort(MPI_COMM_WORLD, code);
+  // MPI_Abort does not return; should it ever, leave anyway.
+  std::_Exit(code);
+}
+
+/// Stops the job after a failed MPI call of the driver itself.
+[[noreturn]] static void abortOnMpiError(weft_rt_comm *comm,
+                                         const std::string &exeName, int status,
+                                         const char *call) {
+  char text[MPI_MAX_ERROR_STRING + 1] = {0};
+  int length = 0;
+  MPI_Error_string(status, text, &length);
+  abortMesh(comm, kExitPeerFailed, exeName,
+            std::string("error: ") + call + " failed: " + text +
+                " (another rank died?)");
+}
+
+int weft::rt::agreeOnExit(weft_rt_comm *comm, int code,
+                          const std::string &exeName,
+                          const std::string &message) {
+  int agreed = 0;
+  int status = MPI_Allreduce(&code, &agreed, 1, MPI_INT, MPI_MAX, comm->world);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "MPI_Allreduce");
+  if (agreed == 0)
+    return 0;
+
+  // Rank 0 collects every rank's "exe\nmessage" and prints each distinct
+  // message once, naming the ranks that gave it.
+  std::string mine =
+      code && !message.empty() ? exeName + "\n" + message : std::string();
+  int length = static_cast<int>(mine.size());
+  bool root = comm->rank == 0;
+  std::vector<int> lengths(root ? comm->size : 0);
+  status = MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+                      comm->world);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "MPI_Gather");
+  std::vector<int> displs(lengths.size());
+  int total = 0;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    displs[r] = total;
+    total += lengths[r];
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  status = MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(),
+                       lengths.data(), displs.data(), MPI_CHAR, 0, comm->world);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "MPI_Gatherv");
+  if (!root)
+    return agreed;
+
+  struct Report {
+    std::string exe, text;
+    std::vector<int> ranks;
+  };
+  std::vector<Report> reports;
+  for (int r = 0; r < comm->size; ++r) {
+    if (lengths[r] == 0)
+      continue;
+    std::string entry = all.substr(displs[r], lengths[r]);
+    size_t newline = entry.find('\n');
+    std::string exe = entry.substr(0, newline);
+    std::string text = entry.substr(newline + 1);
+    bool merged = false;
+    for (Report &report : reports)
+      if (report.text == text) {
+        report.ranks.push_back(r);
+        merged = true;
+        break;
+      }
+    if (!merged)
+      reports.push_back({exe, text, {r}});
+  }
+  std::fflush(stdout);
+  for (const Report &report : reports)
+    printLines(stderr, report.exe, formatRanks(report.ranks, comm->size),
+               report.text);
+  std::fflush(stderr);
+  return agreed;
+}
+
+void weft::rt::meshBarrier(weft_rt_comm *comm, const std::string &exeName) {
+  int status = MPI_Barrier(comm->world);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "MPI_Barrier");
+}
+
+void weft::rt::slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
+                                std::vector<double> &times) {
+  std::vector<double> slowest(times.size());
+  int status =
+      MPI_Reduce(times.data(), slowest.data(), static_cast<int>(times.size()),
+                 MPI_DOUBLE, MPI_MAX, 0, comm->world);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "MPI_Reduce");
+  if (comm->rank == 0)
+    times = std::move(slowest);
+}
+
+std::string weft::rt::rankedPath(const std::string &path, int rank) {
+  size_t slash = path.rfind('/');
+  size_t dot = path.rfind('.');
+  std::string tag = ".rank" + std::to_string(rank);
+  // A dot that starts the file name (".trace") is not an extension.
+  size_t nameStart = slash == std::string::npos ? 0 : slash + 1;
+  if (dot == std::string::npos || dot <= nameStart)
+    return path + tag;
+  return path.substr(0, dot) + tag + path.substr(dot);
+}

@@ -1,0 +1,643 @@
+//===- Launch.cpp - Starting and supervising device programs --------------===//
+//
+// A single device runs as a child process. A mesh runs as one MPI rank per
+// device under mpirun, in a process group of its own so that a timeout can
+// stop all of it; mpirun's stderr passes through weft-run, which replaces
+// OpenMPI's boxed reports of dead or aborted ranks by one line each and
+// turns them into exit code 4.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Launch.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/Regex.h"
+#include "llvm/Support/WithColor.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <chrono>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include <fcntl.h>
+#include <poll.h>
+#include <sched.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char **environ;
+
+using namespace llvm;
+using namespace weft::run;
+
+/// How long processes get to end after SIGTERM before SIGKILL.
+static constexpr double kGraceSeconds = 3.0;
+
+static raw_ostream &error() { return WithColor::error(errs(), "weft-run"); }
+static raw_ostream &note() { return WithColor::note(errs(), "weft-run"); }
+
+bool weft::run::splitShellWords(const std::string &text,
+                                std::vector<std::string> &out,
+                                std::string &message) {
+  std::string word;
+  bool inWord = false;
+  char quote = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if (quote == '\'') {
+      if (c == '\'')
+        quote = 0;
+      else
+        word += c;
+      continue;
+    }
+    if (quote == '"') {
+      if (c == '"')
+        quote = 0;
+      else if (c == '\\' && i + 1 < text.size() &&
+               StringRef("\"\\$`").contains(text[i + 1]))
+        word += text[++i];
+      else
+        word += c;
+      continue;
+    }
+    if (c == ' ' || c == '\t' || c == '\n') {
+      if (inWord)
+        out.push_back(word);
+      word.clear();
+      inWord = false;
+      continue;
+    }
+    inWord = true;
+    if (c == '\'' || c == '"')
+      quote = c;
+    else if (c == '\\' && i + 1 < text.size())
+      word += text[++i];
+    else
+      word += c;
+  }
+  if (quote) {
+    message = std::string("--mpirun-args: unterminated ") +
+              (quote == '"' ? "double" : "single") + " quote in '" + text + "'";
+    return false;
+  }
+  if (inWord)
+    out.push_back(word);
+  return true;
+}
+
+/// `word` quoted for a POSIX shell when it needs to be.
+static std::string shellQuote(StringRef word) {
+  if (!word.empty() &&
+      word.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                             "VWXYZ0123456789_-./=:,+@%") == StringRef::npos)
+    return word.str();
+  std::string out = "'";
+  for (char c : word)
+    out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+//===----------------------------------------------------------------------===//
+// Supervising a child
+//===----------------------------------------------------------------------===//
+
+/// Where SIGINT, SIGTERM and SIGHUP go while mpirun runs in its own process
+/// group (the terminal's Ctrl-C reaches only weft-run's group).
+static volatile sig_atomic_t forwardGroup = 0;
+static volatile sig_atomic_t forwardedSignal = 0;
+
+static void forwardSignal(int signal) {
+  forwardedSignal = signal;
+  if (forwardGroup > 0)
+    kill(-static_cast<pid_t>(forwardGroup), signal);
+}
+
+namespace {
+
+/// What became of a supervised child.
+struct Ending {
+  int status = 0;
+  bool timedOut = false;
+};
+
+/// Reads lines from a pipe and hands them on; keeps a trailing piece.
+class LineReader {
+public:
+  template <typename Fn> void feed(const char *data, size_t size, Fn onLine) {
+    partial.append(data, size);
+    size_t start = 0;
+    for (size_t newline;
+         (newline = partial.find('\n', start)) != std::string::npos;
+         start = newline + 1)
+      onLine(StringRef(partial).slice(start, newline));
+    partial.erase(0, start);
+  }
+  template <typename Fn> void finish(Fn onLine) {
+    if (!partial.empty())
+      onLine(StringRef(partial));
+    partial.clear();
+  }
+
+private:
+  std::string partial;
+};
+
+} // namespace
+
+/// Waits for `pid`, passing the lines of `errFd` (-1: none) to `onLine`.
+/// After `timeoutSeconds` (0: never) it sends SIGTERM to `target` (a pid,
+/// or a negated process group), and SIGKILL kGraceSeconds later.
+template <typename Fn>
+static Ending supervise(pid_t pid, pid_t target, int errFd,
+                        int64_t timeoutSeconds, Fn onLine) {
+  using Clock = std::chrono::steady_clock;
+  auto start = Clock::now();
+  auto elapsed = [&] {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+  };
+  Ending ending;
+  bool exited = false, killed = false;
+  LineReader reader;
+  char buffer[4096];
+  while (true) {
+    if (!exited) {
+      pid_t done = waitpid(pid, &ending.status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR))
+        exited = true;
+    }
+    if (exited && errFd < 0)
+      break;
+    double now = elapsed();
+    if (timeoutSeconds > 0 && !ending.timedOut && now >= timeoutSeconds) {
+      ending.timedOut = true;
+      kill(target, SIGTERM);
+    }
+    if (ending.timedOut && !killed && now >= timeoutSeconds + kGraceSeconds) {
+      kill(target, SIGKILL);
+      killed = true;
+    }
+    int waitMs = exited ? 0 : 20;
+    if (errFd < 0) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(waitMs));
+      continue;
+    }
+    struct pollfd poller = {errFd, POLLIN, 0};
+    int ready = poll(&poller, 1, waitMs);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    ssize_t n = 0;
+    if (ready > 0) {
+      n = read(errFd, buffer, sizeof(buffer));
+      if (n < 0 && errno == EINTR)
+        continue;
+    }
+    if (n > 0) {
+      reader.feed(buffer, static_cast<size_t>(n), onLine);
+      continue;
+    }
+    // End of the stream (n == 0 after POLLIN/POLLHUP), or nothing more once
+    // the child is gone (a grandchild may hold the pipe open).
+    if (ready > 0 || exited) {
+      reader.finish(onLine);
+      close(errFd);
+      errFd = -1;
+    }
+  }
+  return ending;
+}
+
+/// Describes a signal for messages: "6 (Aborted)".
+static std::string signalText(int signal) {
+  return std::to_string(signal) + " (" + strsignal(signal) + ")";
+}
+
+int weft::run::runSingleDevice(const Package &package,
+                               const std::vector<std::string> &args,
+                               const LaunchOptions &options) {
+  const std::string &executable = package.devices[0].executable;
+  if (options.dryRun) {
+    std::vector<std::string> words;
+    for (const std::string &arg : args)
+      words.push_back(shellQuote(arg));
+    outs() << join(words, " ") << "\n";
+    return kExitOk;
+  }
+  std::vector<char *> argv;
+  for (const std::string &arg : args)
+    argv.push_back(const_cast<char *>(arg.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid = 0;
+  int spawnError = posix_spawn(&pid, executable.c_str(), nullptr, nullptr,
+                               argv.data(), environ);
+  if (spawnError != 0) {
+    error() << "cannot start " << executable << ": "
+            << std::strerror(spawnError) << "\n";
+    return kExitBadInput;
+  }
+  Ending ending =
+      supervise(pid, pid, -1, options.timeoutGiven ? options.timeoutSeconds : 0,
+                [](StringRef) {});
+  if (ending.timedOut) {
+    error() << executable << " did not finish within " << options.timeoutSeconds
+            << " s (--timeout); stopped it\n";
+    return kExitPeerFailed;
+  }
+  int status = ending.status;
+  if (WIFSIGNALED(status)) {
+    int signal = WTERMSIG(status);
+    error() << executable << " was killed by signal " << signalText(signal)
+            << (signal == SIGKILL ? "; perhaps the system ran out of memory"
+                                  : "")
+            << "\nthis is a bug in Weft unless something outside killed it; "
+               "please report it with the model\n";
+    return kExitInternal;
+  }
+  int code = WEXITSTATUS(status);
+  // The dynamic loader's code when a shared library is missing.
+  if (code == 127 && !package.runtimeLibraries.empty())
+    note() << executable
+           << " exited with 127; if it could not start, install the "
+              "libraries it needs: "
+           << join(package.runtimeLibraries, ", ") << "\n";
+  return code;
+}
+
+//===----------------------------------------------------------------------===//
+// Meshes under mpirun
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Reads mpirun's stderr: forwards the ranks' lines, and recognizes
+/// OpenMPI's reports (boxes between lines of dashes) of ranks that aborted
+/// or died, which it keeps for one line of its own.
+class MpirunReport {
+public:
+  void line(StringRef text) {
+    if (isDashes(text)) {
+      if (!inBox) {
+        inBox = true;
+        box.clear();
+        return;
+      }
+      inBox = false;
+      endBox();
+      return;
+    }
+    if (inBox) {
+      box.push_back(text.str());
+      // Not a report after all: let it through.
+      if (box.size() > 100) {
+        inBox = false;
+        forwardBox();
+      }
+      return;
+    }
+    SmallVector<StringRef, 4> match;
+    // The driver's own last words before MPI_Abort: the reason is on the
+    // line above; mpirun's box may be lost in the shutdown.
+    static const Regex driverAbort(
+        "\\[rank ([0-9]+)/[0-9]+\\]: note: stopping every rank \\(MPI_Abort "
+        "with exit code ([0-9]+)\\)");
+    if (driverAbort.match(text, &match)) {
+      noteAbort(match[1], match[2]);
+      return;
+    }
+    // OpenMPI's help system failing to print the report of an abort, which
+    // weft-run reports itself.
+    static const Regex helpFailed("ORTE_ERROR_LOG: .* show_help\\.c");
+    if (helpFailed.match(text))
+      return;
+    errs() << text << "\n";
+  }
+
+  void finish() {
+    if (inBox)
+      forwardBox();
+    inBox = false;
+  }
+
+  /// A rank that called MPI_Abort, one killed by a signal, one that ended
+  /// without MPI_Finalize, and the first rank that exited with a non-zero
+  /// code; -1 when none.
+  int abortRank = -1, abortCode = 0;
+  int signalRank = -1, signal = 0;
+  std::string signalNode;
+  int improperRank = -1;
+  int exitRank = -1, exitCode = 0;
+  bool launchFailed = false;
+
+private:
+  static bool isDashes(StringRef text) {
+    return text.size() >= 20 && text.find_first_not_of('-') == StringRef::npos;
+  }
+
+  void noteAbort(StringRef rank, StringRef code) {
+    if (abortRank >= 0)
+      return;
+    rank.getAsInteger(10, abortRank);
+    code.getAsInteger(10, abortCode);
+  }
+
+  void endBox() {
+    std::string text = join(box, " ");
+    SmallVector<StringRef, 5> match;
+    // Communicator names may have spaces ("MPI COMMUNICATOR 3 DUP FROM 0").
+    static const Regex abort("MPI_ABORT was invoked on rank ([0-9]+) in "
+                             "communicator .* with errorcode ([0-9]+)");
+    static const Regex died("process rank ([0-9]+) with PID [0-9]+ on node "
+                            "([^ ]+) exited on signal ([0-9]+)");
+    if (abort.match(text, &match)) {
+      noteAbort(match[1], match[2]);
+      return;
+    }
+    if (died.match(text, &match)) {
+      if (signalRank < 0) {
+        match[1].getAsInteger(10, signalRank);
+        signalNode = match[2].str();
+        match[3].getAsInteger(10, signal);
+      }
+      return;
+    }
+    static const Regex improper("process rank ([0-9]+) with PID [0-9]+ on +"
+                                "node [^ ]+ exiting improperly");
+    if (improper.match(text, &match)) {
+      if (improperRank < 0)
+        match[1].getAsInteger(10, improperRank);
+      return;
+    }
+    static const Regex exited(
+        "exited with non-zero status, thus causing.*Process name: "
+        "\\[\\[[0-9]+,[0-9]+\\],([0-9]+)\\] +Exit code: +([0-9]+)");
+    if (exited.match(text, &match)) {
+      if (exitRank < 0) {
+        match[1].getAsInteger(10, exitRank);
+        match[2].getAsInteger(10, exitCode);
+      }
+      return;
+    }
+    // The ranks' exit code says it all.
+    if (StringRef(text).contains("terminated normally, but"))
+      return;
+    if (StringRef(text).contains("unable to launch the specified "
+                                 "application") ||
+        StringRef(text).contains("unable to reliably start one or more "
+                                 "daemons") ||
+        StringRef(text).contains("not enough slots"))
+      launchFailed = true;
+    forwardBox();
+  }
+
+  void forwardBox() {
+    std::string dashes(74, '-');
+    errs() << dashes << "\n";
+    for (const std::string &text : box)
+      errs() << text << "\n";
+    errs() << dashes << "\n";
+    box.clear();
+  }
+
+  bool inBox = false;
+  std::vector<std::string> box;
+};
+
+} // namespace
+
+/// True when an mpirun argument names hosts (then the ranks may run
+/// elsewhere, with cores weft-run cannot count).
+static bool namesHosts(const std::vector<std::string> &args) {
+  for (StringRef arg : args)
+    if (arg == "--host" || arg == "-H" || arg == "-host" ||
+        arg.starts_with("--host=") || arg == "--hostfile" ||
+        arg == "-hostfile" || arg == "--machinefile" || arg == "-machinefile" ||
+        arg == "--default-hostfile")
+      return true;
+  return std::getenv("SLURM_JOB_ID") != nullptr;
+}
+
+static int availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0)
+    return CPU_COUNT(&set);
+  unsigned n = std::thread::hardware_concurrency();
+  return n > 0 ? static_cast<int>(n) : 1;
+}
+
+int weft::run::runMesh(const Package &package,
+                       const std::vector<std::string> &driverArgs,
+                       const LaunchOptions &options) {
+  ErrorOr<std::string> mpirun = sys::findProgramByName("mpirun");
+  if (!mpirun) {
+    error() << "mpirun not found: install openmpi-bin (or put mpirun on "
+               "PATH); a package of "
+            << package.devices.size()
+            << " devices runs one MPI process per device\n";
+    return kExitBadInput;
+  }
+  size_t devices = package.devices.size();
+  bool remote = !options.hostfile.empty() || namesHosts(options.mpirunArgs);
+
+  std::vector<std::string> command = {*mpirun};
+  if (geteuid() == 0)
+    command.push_back("--allow-run-as-root");
+  // More ranks than cores is fine on one machine (a test); on a cluster,
+  // too few slots is worth an error. No binding: a rank's threads may use
+  // every core it is given. The user's options come last, so that theirs
+  // win (--bind-to core, --map-by ...).
+  if (!remote)
+    command.push_back("--oversubscribe");
+  command.insert(command.end(), {"--bind-to", "none"});
+  if (!options.hostfile.empty())
+    command.insert(command.end(), {"--hostfile", options.hostfile});
+  command.insert(command.end(), options.mpirunArgs.begin(),
+                 options.mpirunArgs.end());
+
+  // Threads per rank: --threads N goes to every rank as it is. Otherwise
+  // ranks on this machine share its cores; on other hosts each rank uses
+  // the cores it is bound to (the driver's default).
+  bool threadsGiven = false;
+  std::string threads;
+  for (size_t i = 0; i < driverArgs.size(); ++i) {
+    StringRef arg = driverArgs[i];
+    if (arg == "--threads" && i + 1 < driverArgs.size()) {
+      threadsGiven = true;
+      threads = driverArgs[i + 1];
+    } else if (arg.consume_front("--threads=")) {
+      threadsGiven = true;
+      threads = arg.str();
+    }
+  }
+  if (threadsGiven) {
+    command.insert(command.end(), {"-x", "OMP_NUM_THREADS=" + threads});
+  } else if (std::getenv("WEFT_NUM_THREADS")) {
+    command.insert(command.end(), {"-x", "WEFT_NUM_THREADS"});
+  } else if (!remote) {
+    int perRank =
+        std::max<int>(1, availableCores() / static_cast<int>(devices));
+    std::string n = std::to_string(perRank);
+    command.insert(command.end(), {"-x", "WEFT_NUM_THREADS=" + n, "-x",
+                                   "OMP_NUM_THREADS=" + n});
+  }
+
+  for (size_t k = 0; k < devices; ++k) {
+    const Device &device = package.devices[k];
+    SmallString<256> executable(device.executable), weights(device.weights);
+    sys::fs::make_absolute(executable);
+    sys::fs::make_absolute(weights);
+    if (k)
+      command.push_back(":");
+    command.insert(command.end(), {"-np", "1", executable.str().str(),
+                                   "--weights", weights.str().str()});
+    command.insert(command.end(), driverArgs.begin(), driverArgs.end());
+  }
+
+  // Shared memory without the single-copy path that containers refuse;
+  // TCP too when ranks run on other hosts. The user's settings win.
+  std::vector<std::pair<std::string, std::string>> settings = {
+      {"OMPI_MCA_btl", remote ? "self,vader,tcp" : "self,vader"},
+      {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  std::vector<std::string> environment;
+  std::vector<std::string> added;
+  for (const auto &[name, value] : settings)
+    if (!std::getenv(name.c_str())) {
+      environment.push_back(name + "=" + value);
+      added.push_back(name + "=" + shellQuote(value));
+    }
+
+  if (options.dryRun) {
+    std::vector<std::string> words = added;
+    for (const std::string &word : command)
+      words.push_back(shellQuote(word));
+    outs() << join(words, " ") << "\n";
+    return kExitOk;
+  }
+
+  std::vector<char *> envp;
+  for (std::string &entry : environment)
+    envp.push_back(entry.data());
+  for (char **entry = environ; *entry; ++entry)
+    envp.push_back(*entry);
+  envp.push_back(nullptr);
+  std::vector<char *> argv;
+  for (std::string &word : command)
+    argv.push_back(word.data());
+  argv.push_back(nullptr);
+
+  int pipeFds[2];
+  if (pipe2(pipeFds, O_CLOEXEC) != 0) {
+    error() << "cannot create a pipe: " << std::strerror(errno) << "\n";
+    return kExitInternal;
+  }
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDERR_FILENO);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  // A group of its own: a timeout stops mpirun and all it started.
+  posix_spawnattr_setpgroup(&attributes, 0);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  pid_t pid = 0;
+  int spawnError = posix_spawn(&pid, mpirun->c_str(), &actions, &attributes,
+                               argv.data(), envp.data());
+  posix_spawn_file_actions_destroy(&actions);
+  posix_spawnattr_destroy(&attributes);
+  close(pipeFds[1]);
+  if (spawnError != 0) {
+    close(pipeFds[0]);
+    error() << "cannot start " << *mpirun << ": " << std::strerror(spawnError)
+            << "\n";
+    return kExitDeviceUnavailable;
+  }
+
+  forwardGroup = pid;
+  struct sigaction forward = {}, saved[3];
+  forward.sa_handler = forwardSignal;
+  sigemptyset(&forward.sa_mask);
+  const int forwarded[3] = {SIGINT, SIGTERM, SIGHUP};
+  for (int i = 0; i < 3; ++i)
+    sigaction(forwarded[i], &forward, &saved[i]);
+  MpirunReport report;
+  Ending ending = supervise(pid, -pid, pipeFds[0], options.timeoutSeconds,
+                            [&](StringRef text) { report.line(text); });
+  report.finish();
+  for (int i = 0; i < 3; ++i)
+    sigaction(forwarded[i], &saved[i], nullptr);
+  forwardGroup = 0;
+
+  if (ending.timedOut) {
+    error() << "rank(s) did not finish within " << options.timeoutSeconds
+            << " s (--timeout); stopped mpirun and every rank\n";
+    return kExitPeerFailed;
+  }
+  if (int signal = forwardedSignal) {
+    // As a shell reports a command that a signal stopped.
+    error() << "interrupted by signal " << signalText(signal)
+            << "; mpirun stopped every rank\n";
+    return 128 + signal;
+  }
+  if (report.abortRank >= 0) {
+    error() << "rank " << report.abortRank << " stopped the run (exit code "
+            << report.abortCode
+            << "; its message is above); mpirun stopped the other ranks\n";
+    return kExitPeerFailed;
+  }
+  if (report.signalRank >= 0) {
+    error() << "rank " << report.signalRank << " (on " << report.signalNode
+            << ") was killed by signal " << signalText(report.signal)
+            << (report.signal == SIGKILL
+                    ? "; perhaps the system ran out of memory"
+                    : "")
+            << "; mpirun stopped the other ranks\n";
+    return kExitPeerFailed;
+  }
+  if (report.improperRank >= 0) {
+    error() << "rank " << report.improperRank
+            << " ended without finishing MPI (it exited before MPI_Init or "
+               "without MPI_Finalize: not a Weft device program, or stopped "
+               "from outside?); mpirun stopped the other ranks\n";
+    return kExitPeerFailed;
+  }
+  int status = ending.status;
+  if (WIFSIGNALED(status)) {
+    error() << "mpirun was killed by signal " << signalText(WTERMSIG(status))
+            << "\n";
+    return kExitPeerFailed;
+  }
+  int code = WEXITSTATUS(status);
+  switch (code) {
+  case kExitOk:
+  case kExitBadInput:
+  case kExitMismatch:
+  case kExitPeerFailed:
+  case kExitInternal:
+    // Every rank exits with the code the ranks agreed on.
+    return code;
+  default:
+    break;
+  }
+  if (report.exitRank >= 0) {
+    error() << "rank " << report.exitRank << " exited with code "
+            << report.exitCode
+            << ", which no Weft device program returns; mpirun stopped the "
+               "other ranks\n";
+    if (report.exitCode == 127 && !package.runtimeLibraries.empty())
+      note() << "if it could not start, install the libraries it needs: "
+             << join(package.runtimeLibraries, ", ") << "\n";
+    return kExitPeerFailed;
+  }
+  if (report.launchFailed || code < 128) {
+    error() << "mpirun could not start every rank (exit code " << code
+            << "; its message is above)\n";
+    return kExitDeviceUnavailable;
+  }
+  error() << "mpirun exited with " << code << ": a rank was killed by signal "
+          << signalText(code - 128) << "\n";
+  return kExitPeerFailed;
+}
