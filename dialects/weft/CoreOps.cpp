@@ -8,6 +8,8 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include "llvm/Support/InterleavedRange.h"
+
 using namespace mlir;
 using namespace mlir::weft;
 
@@ -51,11 +53,35 @@ LogicalResult WeightOp::verify() {
   int64_t bits = type.getElementTypeBitWidth();
   // i1 weights are stored one byte per element, as ONNX stores booleans.
   int64_t bytesPerElement = bits == 1 ? 1 : bits / 8;
-  int64_t expected = type.getNumElements() * bytesPerElement;
+  int64_t stored = type.getNumElements();
+  std::optional<ArrayRef<int64_t>> offsets = getBlockOffsets();
+  std::optional<ArrayRef<int64_t>> full = getFullShape();
+  if (offsets.has_value() != full.has_value())
+    return emitOpError("weight '")
+           << getName() << "' needs both block offsets and the full shape";
+  if (offsets) {
+    if (offsets->size() != static_cast<size_t>(type.getRank()) ||
+        full->size() != offsets->size())
+      return emitOpError("weight '")
+             << getName() << "': block offsets and full shape must have rank "
+             << type.getRank();
+    stored = 1;
+    for (auto [offset, size, whole] :
+         llvm::zip(*offsets, type.getShape(), *full)) {
+      if (offset < 0 || whole < 0 || offset + size > whole)
+        return emitOpError("weight '")
+               << getName() << "': block " << type << " at offsets ["
+               << llvm::interleaved(*offsets) << "] is outside the stored ["
+               << llvm::interleaved(*full) << "]";
+      stored *= whole;
+    }
+  }
+  int64_t expected = stored * bytesPerElement;
   if (static_cast<int64_t>(getSize()) != expected)
     return emitOpError("weight '")
            << getName() << "' has size " << getSize() << " bytes but "
-           << type << " needs " << expected;
+           << (offsets ? "its stored tensor" : "") << type << " needs "
+           << expected;
   StringRef checksum = getChecksum();
   if (checksum.size() != 16 ||
       !llvm::all_of(checksum, [](char c) { return llvm::isHexDigit(c); }))

@@ -47,17 +47,32 @@ def Weft_WeightOp : Op<Weft_Dialect, "weight", [Pure]> {
            checksum "9f2a44b0c3e1d7a8" : tensor<256x784xf32>
     ```
 
+    A device's shard of a weight is a block of it: with `block OFFSETS of
+    SHAPE` the stored tensor has shape `SHAPE` (`size` and `checksum` are
+    those of the whole tensor) and the result is its block starting at
+    `OFFSETS`. The SPMD partitioner writes these; a package's weights file
+    then holds only the block.
+
+    ```mlir
+    %w = weft.weight "fc1.weight" from "mlp.onnx" offset 1024 size 802816
+           checksum "9f2a44b0c3e1d7a8" block [128, 0] of [256, 784]
+           : tensor<128x784xf32>
+    ```
+
     **Constraints:**
     - `offset` >= 0 and `size` equals the number of elements times the
-      element size (the result shape is static);
+      element size of the stored tensor (the result shape is static);
+    - a block lies inside the stored tensor, of the same rank;
     - `checksum` is 16 hex digits.
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$file, I64Attr:$offset,
-                       I64Attr:$size, StrAttr:$checksum);
+                       I64Attr:$size, StrAttr:$checksum,
+                       OptionalAttr<DenseI64ArrayAttr>:$block_offsets,
+                       OptionalAttr<DenseI64ArrayAttr>:$full_shape);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
     $name `from` $file `offset` $offset `size` $size `checksum` $checksum
-    attr-dict `:` type($result)
+    (`block` $block_offsets^ `of` $full_shape)? attr-dict `:` type($result)
   }];
   let hasVerifier = 1;
 }

@@ -24,6 +24,7 @@ void WeftDialect::initialize() {
 #define GET_OP_LIST
 #include "weft/WeftOps.cpp.inc"
       >();
+  registerAttributes();
 }
 
 Operation *WeftDialect::materializeConstant(OpBuilder &builder,

@@ -26,6 +26,11 @@ def Weft_Dialect : Dialect {
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
   let hasConstantMaterializer = 1;
   let hasCanonicalizer = 1;
+  let useDefaultAttributePrinterParser = 1;
+  let extraClassDeclaration = [{
+    /// Registers the attributes (in ShardingOps.cpp, next to their storage).
+    void registerAttributes();
+  }];
 }
 
 #endif // WEFT_DIALECT_WEFT_WEFTDIALECT_TD

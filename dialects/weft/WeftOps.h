@@ -15,10 +15,14 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/OpDefinition.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/IR/SymbolTable.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 
 #include "weft/WeftEnums.h.inc"
+
+#define GET_ATTRDEF_CLASSES
+#include "weft/WeftAttrs.h.inc"
 
 #define GET_OP_CLASSES
 #include "weft/WeftOps.h.inc"

@@ -14,5 +14,6 @@ include "weft/LinalgOps.td"
 include "weft/ConvPoolNormOps.td"
 include "weft/ReduceOps.td"
 include "weft/ShapeOps.td"
+include "weft/ShardingOps.td"
 
 #endif // WEFT_DIALECT_WEFT_WEFTOPS_TD

@@ -1,9 +1,10 @@
 //===- Bufferize.cpp - One-shot bufferization of a device program ---------===//
 //
 // Runs upstream one-shot bufferization over the program function, with
-// BufferizableOpInterface models that turn each heavy weft op into a
-// runtime kernel call on freshly allocated result buffers and weft.weight
-// into a view of the weights buffer.
+// BufferizableOpInterface models that turn each heavy weft op and each
+// collective into a runtime call on freshly allocated result buffers (an
+// all_reduce in place where the analysis allows) and weft.weight into a view
+// of the weights buffer.
 //
 //===----------------------------------------------------------------------===//
 
@@ -188,6 +189,81 @@ struct WeightOpModel
   }
 };
 
+/// Marks an all_reduce that the analysis could not run in place (its
+/// operand is read later or not writable): it sums into a fresh buffer.
+static constexpr llvm::StringLiteral kOutOfPlaceAttr = "weft.out_of_place";
+
+/// weft.all_reduce: sums in place when one-shot analysis allows, else into
+/// a fresh buffer (never a copy followed by an in-place sum: the runtime
+/// takes distinct buffers as well).
+struct AllReduceOpModel
+    : BufferizableOpInterface::ExternalModel<AllReduceOpModel, AllReduceOp> {
+  bool bufferizesToMemoryRead(Operation *, OpOperand &,
+                              const AnalysisState &) const {
+    return true;
+  }
+  bool bufferizesToMemoryWrite(Operation *, OpOperand &,
+                               const AnalysisState &) const {
+    return true;
+  }
+  AliasingValueList getAliasingValues(Operation *op, OpOperand &,
+                                      const AnalysisState &) const {
+    return {{op->getResult(0), BufferRelation::Equivalent}};
+  }
+  bool bufferizesToAllocation(Operation *op, Value) const {
+    return op->hasAttr(kOutOfPlaceAttr);
+  }
+
+  /// Instead of the default (copying the operand, then summing in place),
+  /// an out-of-place all_reduce writes its sum into a new buffer.
+  LogicalResult resolveConflicts(Operation *op, RewriterBase &rewriter,
+                                 const AnalysisState &analysisState,
+                                 const BufferizationState &) const {
+    if (!analysisState.isInPlace(op->getOpOperand(0)))
+      rewriter.modifyOpInPlace(
+          op, [&] { op->setAttr(kOutOfPlaceAttr, rewriter.getUnitAttr()); });
+    return success();
+  }
+
+  FailureOr<BufferLikeType> getBufferType(Operation *, Value value,
+                                          const BufferizationOptions &,
+                                          const BufferizationState &,
+                                          SmallVector<Value> &) const {
+    return cast<BufferLikeType>(denseBufferType(value.getType()));
+  }
+
+  LogicalResult bufferize(Operation *op, RewriterBase &rewriter,
+                          const BufferizationOptions &options,
+                          BufferizationState &state) const {
+    auto allReduce = cast<AllReduceOp>(op);
+    Location loc = op->getLoc();
+    auto type = cast<RankedTensorType>(allReduce.getType());
+    if (!type.hasStaticShape())
+      return op->emitOpError("has a result of dynamic shape ")
+             << type << "; weftc compiles static shapes only";
+    FailureOr<Value> buffer =
+        getBuffer(rewriter, allReduce.getInput(), options, state);
+    if (failed(buffer))
+      return failure();
+    Value input = makeDense(rewriter, loc, *buffer);
+    Value output;
+    if (Value programOutput = outputBufferOf(allReduce.getResult()))
+      // Straight into the program output, sparing the copy there.
+      output = programOutput;
+    else if (op->hasAttr(kOutOfPlaceAttr))
+      output =
+          memref::AllocOp::create(rewriter, loc, denseBufferType(type),
+                                  rewriter.getI64IntegerAttr(kBufferAlignment));
+    else
+      // In place; a dense copy made above is private to this op.
+      output = input;
+    if (failed(emitKernelCalls(op, rewriter, input, output)))
+      return failure();
+    replaceOpWithBufferizedValues(rewriter, op, output);
+    return success();
+  }
+};
+
 template <typename... OpTys> void attachKernelModels(MLIRContext *ctx) {
   (OpTys::template attachInterface<KernelOpModel<OpTys>>(*ctx), ...);
 }
@@ -255,7 +331,9 @@ void mlir::weft::registerWeftBufferizationModels(DialectRegistry &registry) {
     attachKernelModels<MatmulOp, EinsumOp, ConvOp, PoolOp, BatchNormOp,
                        NormalizeOp, SoftmaxOp, ReduceOp, ArgReduceOp,
                        TransposeOp, GatherOp, GatherElementsOp, SliceOp, PadOp,
-                       TileOp, ConcatOp, SplitOp>(ctx);
+                       TileOp, ConcatOp, SplitOp, AllGatherOp, ReduceScatterOp,
+                       LocalSliceOp, AllToAllOp>(ctx);
+    AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
     WeightOp::attachInterface<WeightOpModel>(*ctx);
   });
 }

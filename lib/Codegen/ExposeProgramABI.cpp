@@ -2,12 +2,14 @@
 //
 // Rewrites the model function into the runtime's program entry point: the
 // context, the arena and the weights come in; inputs are read from and
-// outputs written to fixed places at the start of the arena.
+// outputs written to fixed places at the start of the arena. The module's
+// weft.mesh becomes part of the signature.
 //
 //===----------------------------------------------------------------------===//
 
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
+#include "weft/WeftOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
@@ -85,8 +87,38 @@ struct WeftExposeProgramABIPass
       func.emitError("the model function must have a single block");
       return signalPassFailure();
     }
-    if (failed(rewrite(func)))
+    if (failed(rejectShardingConstraints(module)) ||
+        failed(recordMesh(module)) || failed(rewrite(func)))
       signalPassFailure();
+  }
+
+  /// weft.shard is the partitioner's input: a device program holds local
+  /// ops and collectives only.
+  static LogicalResult rejectShardingConstraints(ModuleOp module) {
+    WalkResult result = module.walk([](ShardOp shard) {
+      shard.emitOpError(
+          "is a sharding constraint, which the SPMD partitioner resolves; "
+          "it cannot reach code generation (partition the module for its "
+          "mesh first)");
+      return WalkResult::interrupt();
+    });
+    return failure(result.wasInterrupted());
+  }
+
+  /// Records the shape of the module's weft.mesh for the signature and
+  /// erases the op: it has no LLVM counterpart, and collectives refer to
+  /// mesh axes by number, not to the symbol.
+  static LogicalResult recordMesh(ModuleOp module) {
+    SmallVector<MeshOp> meshes = llvm::to_vector(module.getOps<MeshOp>());
+    if (meshes.empty())
+      return success();
+    if (meshes.size() > 1)
+      return meshes[1].emitOpError("is a second mesh; a device program runs "
+                                   "on one mesh (the first is @")
+             << meshes[0].getSymName() << ")";
+    module->setAttr(kMeshShapeAttr, meshes[0].getShapeAttr());
+    meshes[0].erase();
+    return success();
   }
 
   /// Name of argument or result `index` (the ONNX name when the importer

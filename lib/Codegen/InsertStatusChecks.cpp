@@ -1,7 +1,8 @@
 //===- InsertStatusChecks.cpp - Kernel statuses and profiling hooks -------===//
 //
-// Makes a failing kernel end the run with its status, and brackets every op
-// of the program (kernel calls and loop nests) with profiling hooks.
+// Makes a failing kernel or collective end the run with its status, and
+// brackets every op of the program (runtime calls and loop nests) with
+// profiling hooks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,7 +70,8 @@ struct WeftInsertStatusChecksPass
     SmallVector<Operation *> programOps;
     for (Operation &op : func.getBody().front()) {
       if (auto call = dyn_cast<func::CallOp>(&op)) {
-        if (call.getCallee().starts_with("weft_rt_cpu_"))
+        if (call.getCallee().starts_with(kCpuKernelPrefix) ||
+            call.getCallee() == kCollectiveSymbol)
           programOps.push_back(call);
       } else if (isa<linalg::LinalgOp>(&op)) {
         programOps.push_back(&op);
@@ -79,10 +81,17 @@ struct WeftInsertStatusChecksPass
     std::string lines;
     for (auto [id, op] : llvm::enumerate(programOps)) {
       std::string kind;
-      if (auto call = dyn_cast<func::CallOp>(op))
-        kind = call.getCallee().drop_front(strlen("weft_rt_cpu_")).str();
-      else
+      if (auto call = dyn_cast<func::CallOp>(op)) {
+        // Collectives share one symbol; their call says which they are
+        // (read here for the last time: LLVM has no use for the tag).
+        if (auto tag = call->getAttrOfType<StringAttr>(kOpKindAttr)) {
+          kind = tag.str();
+          call->removeAttr(kOpKindAttr);
+        } else
+          kind = call.getCallee().drop_front(kCpuKernelPrefix.size()).str();
+      } else {
         kind = "loops";
+      }
       std::string name = nodeName(op->getLoc());
       if (name.empty())
         name = kind;

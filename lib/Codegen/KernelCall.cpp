@@ -64,8 +64,8 @@ void KernelCall::emit(OpBuilder &b, Operation *anchor) {
   // a clash.
   OpBuilder gb(ctx);
   auto global = memref::GlobalOp::create(
-      gb, loc, "__weft_params_" + kernel, gb.getStringAttr("private"),
-      paramsType, DenseIntElementsAttr::get(tensorType, params),
+      gb, loc, "__weft_params_" + kind, gb.getStringAttr("private"), paramsType,
+      DenseIntElementsAttr::get(tensorType, params),
       /*constant=*/true, gb.getI64IntegerAttr(8));
   SymbolTable(module).insert(global, module.getBody()->begin());
 
@@ -76,7 +76,8 @@ void KernelCall::emit(OpBuilder &b, Operation *anchor) {
   args.push_back(pointerTo(b, loc, paramsBuffer));
   for (Value buffer : buffers)
     args.push_back(pointerTo(b, loc, buffer));
-  func::FuncOp decl =
-      declareKernel(module, (kCpuKernelPrefix + kernel).str(), args.size());
-  func::CallOp::create(b, loc, decl, args);
+  func::FuncOp decl = declareKernel(module, symbol, args.size());
+  auto call = func::CallOp::create(b, loc, decl, args);
+  if (tagKind)
+    call->setAttr(kOpKindAttr, b.getStringAttr(kind));
 }

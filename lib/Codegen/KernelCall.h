@@ -1,14 +1,17 @@
 //===- KernelCall.h - Building calls to the runtime's kernels ---*- C++ -*-===//
 //
 // A heavy weft op becomes one or more calls
-// `weft_rt_cpu_<kernel>(ctx, params, buffers...) -> status`. This helper
+// `weft_rt_cpu_<kernel>(ctx, params, buffers...) -> status`, a collective one
+// call `weft_rt_collective(ctx, params, in, out) -> status`. This helper
 // builds the parameter block (a private constant global per call), turns
-// buffers into pointers and declares the kernel.
+// buffers into pointers and declares the callee.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WEFT_LIB_CODEGEN_KERNELCALL_H
 #define WEFT_LIB_CODEGEN_KERNELCALL_H
+
+#include "weft/Codegen/ProgramABI.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/Operation.h"
@@ -21,7 +24,18 @@ namespace mlir::weft {
 class KernelCall {
 public:
   /// `kernel` is the name after `weft_rt_cpu_`.
-  explicit KernelCall(llvm::StringRef kernel) : kernel(kernel.str()) {}
+  explicit KernelCall(llvm::StringRef kernel)
+      : kind(kernel.str()), symbol((kCpuKernelPrefix + kernel).str()) {}
+
+  /// A call of `weft_rt_collective`; `kind` ("all_reduce", ...) names it in
+  /// the parameter global and, through the call's `weft.op_kind` attribute,
+  /// in the program's "op" signature lines.
+  static KernelCall collective(llvm::StringRef kind) {
+    KernelCall call(kind);
+    call.symbol = kCollectiveSymbol.str();
+    call.tagKind = true;
+    return call;
+  }
 
   KernelCall &param(int64_t value) {
     params.push_back(value);
@@ -45,13 +59,13 @@ public:
   void emit(OpBuilder &builder, Operation *anchor);
 
 private:
-  std::string kernel;
+  std::string kind;
+  std::string symbol;
+  /// Records `kind` on the call (the symbol does not say it).
+  bool tagKind = false;
   llvm::SmallVector<int64_t> params;
   llvm::SmallVector<Value> buffers;
 };
-
-/// The prefix of every CPU kernel's symbol.
-inline constexpr llvm::StringLiteral kCpuKernelPrefix = "weft_rt_cpu_";
 
 } // namespace mlir::weft
 

@@ -1,8 +1,8 @@
 //===- KernelOps.cpp - The kernel call of each heavy weft op --------------===//
 //
-// For every weft op that runs as a runtime kernel: which element types the
-// CPU kernel takes, and how the op's shapes and attributes fill the kernel's
-// parameter block (layouts documented in runtime/include/weft_rt.h).
+// For every weft op that runs as a runtime kernel or collective: which element
+// types the runtime takes, and how the op's shapes and attributes fill the
+// call's parameter block (layouts documented in runtime/include/weft_rt.h).
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,11 +15,13 @@
 
 #include "mlir/Dialect/Bufferization/IR/Bufferization.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Matchers.h"
 #include "mlir/IR/SymbolTable.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <numeric>
 
@@ -606,13 +608,133 @@ static LogicalResult emitSplit(SplitOp op, OpBuilder &b, ValueRange in,
 }
 
 //===----------------------------------------------------------------------===//
+// Collectives
+//===----------------------------------------------------------------------===//
+
+/// Kinds of weft_rt_collective (runtime/include/weft_rt.h).
+enum CollectiveKind : int64_t {
+  kAllReduceSum = 0,
+  kAllGather = 1,
+  kReduceScatterSum = 2,
+  kAllToAll = 3,
+  kLocalSlice = 4,
+};
+
+/// The shape of the mesh the program runs on: recorded by
+/// weft-expose-program-abi when it erased the weft.mesh, or the module's
+/// weft.mesh itself before that pass.
+static FailureOr<SmallVector<int64_t>> meshShapeOf(Operation *op) {
+  if (auto module = op->getParentOfType<ModuleOp>()) {
+    if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>(kMeshShapeAttr))
+      return SmallVector<int64_t>(shape.asArrayRef());
+    for (MeshOp mesh : module.getOps<MeshOp>())
+      return SmallVector<int64_t>(mesh.getShape());
+  }
+  return op->emitOpError("runs over mesh axes but the module declares no "
+                         "weft.mesh");
+}
+
+/// Starts a collective's parameter block (kind, dtype, A, axes[A]) after
+/// checking its axes against the mesh and, for `members` >= 0, that the
+/// op gives one block size per member of its group.
+static FailureOr<KernelCall> startCollective(Operation *op, StringRef name,
+                                             CollectiveKind kind, Value value,
+                                             ArrayRef<int16_t> axes,
+                                             int64_t members) {
+  FailureOr<SmallVector<int64_t>> mesh = meshShapeOf(op);
+  if (failed(mesh))
+    return failure();
+  int64_t groupSize = 1;
+  for (int16_t axis : axes) {
+    if (axis < 0 || axis >= static_cast<int64_t>(mesh->size()))
+      return op->emitOpError("runs over mesh axis ")
+             << axis << " but the mesh [" << llvm::interleaved(*mesh)
+             << "] has " << mesh->size() << " axes";
+    groupSize *= (*mesh)[axis];
+  }
+  if (members >= 0 && members != groupSize)
+    return op->emitOpError("gives ")
+           << members << " block sizes but its group (mesh axes ["
+           << llvm::interleaved(axes) << "] of mesh ["
+           << llvm::interleaved(*mesh) << "]) has " << groupSize << " devices";
+  std::optional<int32_t> dtype = getRuntimeDType(elementOf(value));
+  if (!dtype)
+    return op->emitOpError("on ")
+           << elementOf(value) << " is not supported by the runtime's "
+           << "collectives";
+  KernelCall call = KernelCall::collective(name);
+  call.param(kind).param(*dtype).param(axes.size());
+  for (int16_t axis : axes)
+    call.param(axis);
+  return call;
+}
+
+static LogicalResult emitAllReduce(AllReduceOp op, OpBuilder &b, ValueRange in,
+                                   ValueRange out) {
+  FailureOr<KernelCall> call = startCollective(op, "all_reduce", kAllReduceSum,
+                                               op.getInput(), op.getAxes(), -1);
+  if (failed(call))
+    return failure();
+  call->param(product(shapeOf(op.getInput())));
+  // `in` and `out` are the same buffer when the sum runs in place.
+  call->buffer(in[0]).buffer(out[0]);
+  call->emit(b, op);
+  return success();
+}
+
+/// all_gather, reduce_scatter and local_slice: `shape` (either side's: they
+/// differ only along `dim`) viewed as outer x dim x inner, and the blocks.
+static LogicalResult emitBlockCollective(Operation *op, StringRef name,
+                                         CollectiveKind kind, Value input,
+                                         ArrayRef<int16_t> axes, int64_t dim,
+                                         ArrayRef<int64_t> sizes, OpBuilder &b,
+                                         ValueRange in, ValueRange out) {
+  FailureOr<KernelCall> call =
+      startCollective(op, name, kind, input, axes, sizes.size());
+  if (failed(call))
+    return failure();
+  ArrayRef<int64_t> x = shapeOf(input);
+  call->param(product(x.take_front(dim)));
+  call->param(product(x.drop_front(dim + 1)));
+  call->param(sizes.size()).params_(sizes);
+  call->buffer(in[0]).buffer(out[0]);
+  call->emit(b, op);
+  return success();
+}
+
+static LogicalResult emitAllToAll(AllToAllOp op, OpBuilder &b, ValueRange in,
+                                  ValueRange out) {
+  ArrayRef<int64_t> splitSizes = op.getSplitSizes();
+  FailureOr<KernelCall> call =
+      startCollective(op, "all_to_all", kAllToAll, op.getInput(), op.getAxes(),
+                      splitSizes.size());
+  if (failed(call))
+    return failure();
+  ArrayRef<int64_t> x = shapeOf(op.getInput());
+  int64_t splitDim = op.getSplitDim(), gatherDim = op.getGatherDim();
+  int64_t lo = std::min(splitDim, gatherDim);
+  int64_t hi = std::max(splitDim, gatherDim);
+  call->param(product(x.take_front(lo)));
+  call->param(product(x.slice(lo + 1, hi - lo - 1)));
+  call->param(product(x.drop_front(hi + 1)));
+  call->param(gatherDim < splitDim ? 1 : 0);
+  call->param(splitSizes.size()).params_(splitSizes);
+  call->params_(op.getGatherSizes());
+  call->buffer(in[0]).buffer(out[0]);
+  call->emit(b, op);
+  return success();
+}
+
+//===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
 
 bool mlir::weft::isKernelOp(Operation *op) {
   return isa<MatmulOp, EinsumOp, ConvOp, PoolOp, BatchNormOp, NormalizeOp,
              SoftmaxOp, ReduceOp, ArgReduceOp, TransposeOp, GatherOp,
-             GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp, SplitOp>(op);
+             GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp, SplitOp,
+             AllReduceOp, AllGatherOp, ReduceScatterOp, LocalSliceOp,
+             AllToAllOp>(op);
 }
 
 bool mlir::weft::isKernelOperandRead(Operation *op, unsigned operandIndex) {
@@ -678,6 +800,27 @@ LogicalResult mlir::weft::emitKernelCalls(Operation *op, OpBuilder &b,
       })
       .Case([&](SplitOp o) {
         return emitSplit(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](AllReduceOp o) {
+        return emitAllReduce(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](AllGatherOp o) {
+        return emitBlockCollective(o, "all_gather", kAllGather, o.getInput(),
+                                   o.getAxes(), o.getDim(), o.getSizes(), b,
+                                   operandBuffers, resultBuffers);
+      })
+      .Case([&](ReduceScatterOp o) {
+        return emitBlockCollective(
+            o, "reduce_scatter", kReduceScatterSum, o.getInput(), o.getAxes(),
+            o.getDim(), o.getSizes(), b, operandBuffers, resultBuffers);
+      })
+      .Case([&](LocalSliceOp o) {
+        return emitBlockCollective(o, "local_slice", kLocalSlice, o.getInput(),
+                                   o.getAxes(), o.getDim(), o.getSizes(), b,
+                                   operandBuffers, resultBuffers);
+      })
+      .Case([&](AllToAllOp o) {
+        return emitAllToAll(o, b, operandBuffers, resultBuffers);
       })
       .Default(
           [](Operation *o) { return o->emitOpError("has no CPU kernel"); });

@@ -1,6 +1,7 @@
 //===- KernelOps.h - Which weft ops run as runtime kernels ------*- C++ -*-===//
 //
-// The weft ops that bufferize into calls of the runtime's CPU kernels.
+// The weft ops that bufferize into calls of the runtime's CPU kernels and
+// collectives.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,7 +13,7 @@
 
 namespace mlir::weft {
 
-/// True for the weft ops that run as a CPU kernel.
+/// True for the weft ops that run as a CPU kernel or a collective.
 bool isKernelOp(Operation *op);
 
 /// False for operands that only give compile-time values (Slice bounds,

@@ -71,8 +71,22 @@ std::string mlir::weft::buildProgramSignature(ModuleOp module,
   int64_t arena = 0;
   if (auto attr = module->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
     arena = attr.getInt();
+  // A program for one device of a larger mesh says which mesh: the runtime
+  // then needs a communicator of that shape.
+  std::string mesh;
+  if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>(kMeshShapeAttr)) {
+    int64_t devices = 1;
+    for (int64_t d : shape.asArrayRef())
+      devices *= d;
+    if (devices > 1) {
+      mesh = "mesh";
+      for (int64_t d : shape.asArrayRef())
+        mesh += " " + std::to_string(d);
+      mesh += "\n";
+    }
+  }
   return "weft-program 1\narena " + std::to_string(arena) + "\nweights " +
-         std::to_string(weightsBytes) + "\n" + text(kProgramIOAttr) +
+         std::to_string(weightsBytes) + "\n" + mesh + text(kProgramIOAttr) +
          text(kProgramOpsAttr);
 }
 

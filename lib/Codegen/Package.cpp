@@ -1,8 +1,9 @@
 //===- Package.cpp - Writing compiled packages ----------------------------===//
 //
-// Links device objects with the runtime through the system linker and
-// writes the package folder: manifest, executables or library, weights and
-// the run script. Everything goes to a temporary folder first.
+// Links device programs with the runtime through the system linker and
+// writes the package folder: manifest, executables or library, each
+// device's weights, the plan and the run script. Everything goes to a
+// temporary folder first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -14,6 +15,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
@@ -100,9 +102,28 @@ static void writeTensors(llvm::json::OStream &json, StringRef key,
   });
 }
 
+/// The number of devices of `contents`' mesh (1 without one).
+static int64_t meshSize(const PackageContents &contents) {
+  int64_t n = 1;
+  for (int64_t d : contents.meshShape)
+    n *= d;
+  return n;
+}
+
+/// bin/dev<k> with k the first device that runs program `p`.
+static std::vector<std::string>
+executableNames(const PackageContents &contents) {
+  std::vector<std::string> names(contents.programs.size());
+  for (auto [k, device] : llvm::enumerate(contents.devices))
+    if (names[device.program].empty())
+      names[device.program] = "dev" + std::to_string(k);
+  return names;
+}
+
 static std::string manifestText(const PackageContents &contents,
                                 const RuntimeLocation &runtime,
                                 bool asLibrary) {
+  std::vector<std::string> executables = executableNames(contents);
   std::string text;
   llvm::raw_string_ostream os(text);
   llvm::json::OStream json(os, 2);
@@ -117,26 +138,38 @@ static std::string manifestText(const PackageContents &contents,
       json.attribute("mcpu", contents.cpu);
       json.attribute("mattr", contents.features);
     });
-    json.attributeArray("devices", [&] {
-      json.object([&] {
-        json.attribute("id", 0);
-        json.attribute("backend", "cpu");
-        if (asLibrary)
-          json.attribute("library", "lib/libweft_model.so");
-        else
-          json.attribute("executable", "bin/dev0");
-        json.attribute("weights", "weights/dev0.bin");
-        json.attribute("arena_bytes", contents.arenaBytes);
+    if (contents.devices.size() > 1)
+      json.attributeObject("mesh", [&] {
+        json.attributeArray("shape", [&] {
+          for (int64_t d : contents.meshShape)
+            json.value(d);
+        });
       });
+    if (!contents.planJson.empty())
+      json.attribute("plan", "plan.json");
+    json.attributeArray("devices", [&] {
+      for (auto [k, device] : llvm::enumerate(contents.devices))
+        json.object([&] {
+          json.attribute("id", static_cast<int64_t>(k));
+          json.attribute("backend", "cpu");
+          if (asLibrary)
+            json.attribute("library", "lib/libweft_model.so");
+          else
+            json.attribute("executable", "bin/" + executables[device.program]);
+          json.attribute("weights", "weights/dev" + std::to_string(k) + ".bin");
+          json.attribute("arena_bytes",
+                         contents.programs[device.program].arenaBytes);
+        });
     });
     writeTensors(json, "inputs", contents.inputs);
     writeTensors(json, "outputs", contents.outputs);
     json.attributeArray("weights", [&] {
-      json.object([&] {
-        json.attribute("file", "weights/dev0.bin");
-        json.attribute("bytes", contents.weightsBytes);
-        json.attribute("sha256", contents.weightsSha256);
-      });
+      for (auto [k, device] : llvm::enumerate(contents.devices))
+        json.object([&] {
+          json.attribute("file", "weights/dev" + std::to_string(k) + ".bin");
+          json.attribute("bytes", device.weightsBytes);
+          json.attribute("sha256", device.weightsSha256);
+        });
     });
     json.attributeArray("runtime_libraries", [&] {
       for (const std::string &soname : runtime.sonames)
@@ -210,10 +243,75 @@ static LogicalResult writeText(StringRef file, StringRef text, Location loc,
   return success();
 }
 
+/// Checks that `contents` describes a package weftc can write: programs
+/// and devices that refer to each other, a mesh of as many devices.
+static LogicalResult checkContents(const PackageContents &contents,
+                                   bool asLibrary, Location loc) {
+  if (contents.devices.empty() || contents.programs.empty())
+    return emitError(loc) << "a package needs at least one program and one "
+                             "device";
+  if (llvm::any_of(contents.meshShape, [](int64_t d) { return d < 1; }) ||
+      meshSize(contents) != static_cast<int64_t>(contents.devices.size()))
+    return emitError(loc) << "the mesh ["
+                          << llvm::interleaved(contents.meshShape)
+                          << "] does not have the package's "
+                          << contents.devices.size() << " devices";
+  std::vector<bool> used(contents.programs.size(), false);
+  for (auto [k, device] : llvm::enumerate(contents.devices)) {
+    if (device.program < 0 ||
+        static_cast<size_t>(device.program) >= contents.programs.size())
+      return emitError(loc)
+             << "device " << k << " runs program " << device.program << " of "
+             << contents.programs.size();
+    used[device.program] = true;
+  }
+  for (auto [p, isUsed] : llvm::enumerate(used))
+    if (!isUsed)
+      return emitError(loc) << "program " << p << " is run by no device";
+  if (asLibrary && contents.devices.size() > 1)
+    return emitError(loc)
+           << "a library package (--emit=lib) holds one device's program, "
+              "but this model is compiled for "
+           << contents.devices.size()
+           << " devices: multi-device libraries are not supported (the "
+              "embedding API runs a single device); use --emit=exe";
+  return success();
+}
+
+/// The run script: the device program itself for one device, weft-run
+/// (which launches one process per device) for more.
+static std::string runScript(const PackageContents &contents) {
+  if (contents.devices.size() == 1)
+    return "#!/bin/sh\n"
+           "# Runs this package's model; options as `weft-run` "
+           "(run.sh --help).\n"
+           "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+           "exec \"$here/bin/dev0\" --weights \"$here/weights/dev0.bin\" "
+           "\"$@\"\n";
+  std::string devices = std::to_string(contents.devices.size());
+  return "#!/bin/sh\n"
+         "# Runs this package's model on its " +
+         devices +
+         " devices with weft-run (one process per device); options as "
+         "`weft-run` (run.sh --help).\n"
+         "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+         "run=${WEFT_RUN:-weft-run}\n"
+         "if ! command -v \"$run\" >/dev/null 2>&1; then\n"
+         "  echo \"run.sh: this package runs on " +
+         devices +
+         " devices and needs weft-run: put it on PATH or set "
+         "WEFT_RUN=/path/to/weft-run\" >&2\n"
+         "  exit 1\n"
+         "fi\n"
+         "exec \"$run\" \"$here\" \"$@\"\n";
+}
+
 LogicalResult mlir::weft::writePackage(const PackageContents &contents,
                                        const RuntimeLocation &runtime,
                                        StringRef outDir, bool asLibrary,
                                        Location loc) {
+  if (failed(checkContents(contents, asLibrary, loc)))
+    return failure();
   SmallString<256> staging(outDir);
   path::remove_dots(staging, /*remove_dot_dot=*/true);
   while (path::is_separator(staging.back()) && staging.size() > 1)
@@ -249,34 +347,45 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
     return cleanupAndFail();
   }
 
-  std::vector<std::string> args{"-fuse-ld=lld", "-Wl,--build-id=none",
-                                "-Wl,-O1", "-o"};
-  if (asLibrary) {
-    args.push_back(sub("lib", "libweft_model.so"));
-    args.insert(args.begin(), {"-shared", "-Wl,-soname,libweft_model.so"});
-    args.push_back(contents.objectPath);
-    args.push_back("-Wl,--whole-archive");
-    args.push_back(rtLib);
-    args.push_back("-Wl,--no-whole-archive");
-  } else {
-    args.push_back(sub("bin", "dev0"));
-    args.push_back(contents.objectPath);
-    args.push_back(rtMain);
-    args.push_back(rtLib);
+  // Each distinct program is linked once.
+  std::vector<std::string> executables = executableNames(contents);
+  for (auto [p, program] : llvm::enumerate(contents.programs)) {
+    std::vector<std::string> args{"-fuse-ld=lld", "-Wl,--build-id=none",
+                                  "-Wl,-O1", "-o"};
+    if (asLibrary) {
+      args.push_back(sub("lib", "libweft_model.so"));
+      args.insert(args.begin(), {"-shared", "-Wl,-soname,libweft_model.so"});
+      args.push_back(program.objectPath);
+      args.push_back("-Wl,--whole-archive");
+      args.push_back(rtLib);
+      args.push_back("-Wl,--no-whole-archive");
+    } else {
+      args.push_back(sub("bin", executables[p]));
+      args.push_back(program.objectPath);
+      args.push_back(rtMain);
+      args.push_back(rtLib);
+    }
+    for (const std::string &lib : runtime.systemLibraries)
+      args.push_back(lib);
+    if (failed(runLinker(runtime, args, loc, staging)))
+      return cleanupAndFail();
+    fs::remove(sub("link.log"));
   }
-  for (const std::string &lib : runtime.systemLibraries)
-    args.push_back(lib);
-  if (failed(runLinker(runtime, args, loc, staging)))
-    return cleanupAndFail();
-  fs::remove(sub("link.log"));
 
-  if (std::error_code ec =
-          fs::copy_file(contents.weightsPath, sub("weights", "dev0.bin"))) {
-    emitError(loc) << "cannot copy the weights: " << ec.message();
-    return cleanupAndFail();
+  for (auto [k, device] : llvm::enumerate(contents.devices)) {
+    std::string name = "dev" + std::to_string(k) + ".bin";
+    if (std::error_code ec =
+            fs::copy_file(device.weightsPath, sub("weights", name))) {
+      emitError(loc) << "cannot copy device " << k << "'s weights from "
+                     << device.weightsPath << ": " << ec.message();
+      return cleanupAndFail();
+    }
   }
   if (failed(writeText(sub("manifest.json"),
                        manifestText(contents, runtime, asLibrary), loc)))
+    return cleanupAndFail();
+  if (!contents.planJson.empty() &&
+      failed(writeText(sub("plan.json"), contents.planJson, loc)))
     return cleanupAndFail();
   if (asLibrary) {
     if (std::error_code ec = fs::copy_file(runtime.includeDir + "/weft_rt.h",
@@ -288,14 +397,8 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
                          libraryHeader(contents), loc)))
       return cleanupAndFail();
   } else {
-    std::string script =
-        "#!/bin/sh\n"
-        "# Runs this package's model; options as `weft-run` "
-        "(run.sh --help).\n"
-        "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
-        "exec \"$here/bin/dev0\" --weights \"$here/weights/dev0.bin\" "
-        "\"$@\"\n";
-    if (failed(writeText(sub("run.sh"), script, loc, /*executable=*/true)))
+    if (failed(writeText(sub("run.sh"), runScript(contents), loc,
+                         /*executable=*/true)))
       return cleanupAndFail();
   }
 

@@ -1,7 +1,8 @@
 //===- WeightsFile.cpp - A device's weights file --------------------------===//
 //
-// Copies weights out of the model's files into the device's weights file,
-// checking each against the checksum recorded at import.
+// Copies weights (or a device's blocks of them) out of the model's files into
+// the device's weights file, checking each stored tensor against the checksum
+// recorded at import.
 //
 //===----------------------------------------------------------------------===//
 
@@ -20,10 +21,24 @@
 #include "llvm/Support/xxhash.h"
 
 #include <map>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
 using namespace mlir::weft;
+
+static int64_t product(ArrayRef<int64_t> dims) {
+  int64_t n = 1;
+  for (int64_t d : dims)
+    n *= d;
+  return n;
+}
+
+int64_t WeightCopy::bytes() const {
+  if (!isBlock())
+    return size;
+  return product(blockShape) * elementBytes;
+}
 
 WeightsFileLayout mlir::weft::layoutWeights(ModuleOp module,
                                             StringRef fileName) {
@@ -31,7 +46,10 @@ WeightsFileLayout mlir::weft::layoutWeights(ModuleOp module,
   std::string dir;
   if (auto attr = module->getAttrOfType<StringAttr>("weft.weights_dir"))
     dir = attr.str();
-  std::map<std::tuple<std::string, int64_t, int64_t>, int64_t> placed;
+  // (source, offset, size, block offsets, block shape) -> offset in the file.
+  using Key = std::tuple<std::string, int64_t, int64_t, std::vector<int64_t>,
+                         std::vector<int64_t>>;
+  std::map<Key, int64_t> placed;
   OpBuilder b(module.getContext());
   module.walk([&](WeightOp weight) {
     SmallString<256> source(weight.getFile());
@@ -39,22 +57,91 @@ WeightsFileLayout mlir::weft::layoutWeights(ModuleOp module,
       source = dir;
       llvm::sys::path::append(source, weight.getFile());
     }
-    auto key = std::make_tuple(source.str().str(),
-                               static_cast<int64_t>(weight.getOffset()),
-                               static_cast<int64_t>(weight.getSize()));
+    RankedTensorType type = weight.getType();
+    WeightCopy copy;
+    copy.name = weight.getName().str();
+    copy.sourcePath = source.str().str();
+    copy.sourceOffset = static_cast<int64_t>(weight.getOffset());
+    copy.size = static_cast<int64_t>(weight.getSize());
+    copy.checksum = weight.getChecksum().str();
+    // A block that is the whole stored tensor is a plain weight.
+    std::optional<ArrayRef<int64_t>> full = weight.getFullShape();
+    if (full && weight.getBlockOffsets() && *full != type.getShape()) {
+      copy.fullShape.assign(full->begin(), full->end());
+      copy.blockOffsets.assign(weight.getBlockOffsets()->begin(),
+                               weight.getBlockOffsets()->end());
+      copy.blockShape.assign(type.getShape().begin(), type.getShape().end());
+      copy.elementBytes = getStorageBytes(type.getElementType());
+    }
+    Key key{copy.sourcePath, copy.sourceOffset, copy.size, copy.blockOffsets,
+            copy.blockShape};
     auto [it, inserted] = placed.try_emplace(key, layout.bytes);
     if (inserted) {
-      layout.copies.push_back({source.str().str(),
-                               static_cast<int64_t>(weight.getOffset()),
-                               static_cast<int64_t>(weight.getSize()),
-                               weight.getChecksum().str(), layout.bytes});
-      layout.bytes = alignTo64(layout.bytes + weight.getSize());
+      copy.offset = layout.bytes;
+      layout.bytes = alignTo64(layout.bytes + copy.bytes());
+      layout.copies.push_back(copy);
     }
+    // The op now reads its bytes (only its block) from the device's file.
     weight.setFileAttr(b.getStringAttr(fileName));
     weight.setOffsetAttr(b.getI64IntegerAttr(it->second));
+    if (weight.getFullShape() || weight.getBlockOffsets()) {
+      weight.setSizeAttr(b.getI64IntegerAttr(copy.bytes()));
+      weight.removeFullShapeAttr();
+      weight.removeBlockOffsetsAttr();
+    }
   });
   module->removeAttr("weft.weights_dir");
   return layout;
+}
+
+/// Checks a block copy's shapes (they come from verified ops, but the
+/// layout is a public struct).
+static LogicalResult checkBlock(const WeightCopy &copy, Location loc) {
+  size_t rank = copy.fullShape.size();
+  bool ok = copy.blockOffsets.size() == rank &&
+            copy.blockShape.size() == rank && copy.elementBytes > 0 &&
+            product(copy.fullShape) * copy.elementBytes == copy.size;
+  for (size_t i = 0; ok && i < rank; ++i)
+    ok = copy.blockOffsets[i] >= 0 && copy.blockShape[i] >= 0 &&
+         copy.blockOffsets[i] + copy.blockShape[i] <= copy.fullShape[i];
+  if (ok)
+    return success();
+  return emitError(loc) << "weight '" << copy.name
+                        << "': the block to copy does not fit its stored "
+                           "tensor of "
+                        << copy.size << " bytes";
+}
+
+/// Calls `write` with the contiguous runs of the block, in row-major order.
+static void forEachBlockRun(const WeightCopy &copy, StringRef stored,
+                            function_ref<void(StringRef)> write) {
+  ArrayRef<int64_t> full = copy.fullShape, block = copy.blockShape,
+                    offsets = copy.blockOffsets;
+  if (product(block) == 0)
+    return;
+  int64_t rank = full.size();
+  // Element strides of the stored tensor.
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * full[i + 1];
+  // Trailing dimensions the block spans whole join the innermost run.
+  int64_t runDim = rank - 1;
+  while (runDim > 0 && block[runDim] == full[runDim])
+    --runDim;
+  int64_t runBytes = block[runDim] * strides[runDim] * copy.elementBytes;
+  // An odometer over the dimensions before runDim.
+  SmallVector<int64_t> index(runDim, 0);
+  while (true) {
+    int64_t element = offsets[runDim] * strides[runDim];
+    for (int64_t i = 0; i < runDim; ++i)
+      element += (offsets[i] + index[i]) * strides[i];
+    write(stored.substr(element * copy.elementBytes, runBytes));
+    int64_t i = runDim - 1;
+    while (i >= 0 && ++index[i] == block[i])
+      index[i--] = 0;
+    if (i < 0)
+      return;
+  }
 }
 
 LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
@@ -67,65 +154,86 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
     llvm::raw_fd_ostream os(temp, ec, llvm::sys::fs::OF_None);
     if (ec)
       return emitError(loc) << "cannot write " << temp << ": " << ec.message();
+    auto abandon = [&]() {
+      os.close();
+      os.clear_error();
+      llvm::sys::fs::remove(temp);
+      return failure();
+    };
     llvm::SHA256 sha;
     int64_t written = 0;
+    auto emit = [&](StringRef bytes) {
+      os.write(bytes.data(), bytes.size());
+      sha.update(ArrayRef<uint8_t>(
+          reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
+      written += bytes.size();
+    };
     auto pad = [&](int64_t to) {
       static const char zeros[64] = {};
-      while (written < to) {
-        int64_t n = std::min<int64_t>(64, to - written);
-        os.write(zeros, n);
-        sha.update(
-            ArrayRef<uint8_t>(reinterpret_cast<const uint8_t *>(zeros), n));
-        written += n;
-      }
+      while (written < to)
+        emit(StringRef(zeros, std::min<int64_t>(64, to - written)));
     };
     std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> files;
+    // Stored tensors whose checksum was already verified (several blocks of
+    // one tensor are checked once).
+    std::set<std::tuple<std::string, int64_t, int64_t>> verified;
     for (const WeightCopy &copy : layout.copies) {
+      if (copy.isBlock() && failed(checkBlock(copy, loc)))
+        return abandon();
+      if (copy.offset < written || copy.offset + copy.bytes() > layout.bytes) {
+        emitError(loc) << "weight '" << copy.name << "' is laid out at "
+                       << copy.offset << ", overlapping the previous one or "
+                       << "past the file's " << layout.bytes << " bytes";
+        return abandon();
+      }
       auto &file = files[copy.sourcePath];
       if (!file) {
         auto buffer =
             llvm::MemoryBuffer::getFile(copy.sourcePath, /*IsText=*/false,
                                         /*RequiresNullTerminator=*/false);
         if (!buffer) {
-          os.close();
-          llvm::sys::fs::remove(temp);
-          return emitError(loc)
-                 << "cannot read weights from " << copy.sourcePath << ": "
-                 << buffer.getError().message();
+          emitError(loc) << "cannot read weight '" << copy.name << "' from "
+                         << copy.sourcePath << ": "
+                         << buffer.getError().message();
+          return abandon();
         }
         file = std::move(*buffer);
       }
       StringRef all = file->getBuffer();
       if (copy.sourceOffset < 0 || copy.size < 0 ||
           static_cast<uint64_t>(copy.sourceOffset + copy.size) > all.size()) {
-        os.close();
-        llvm::sys::fs::remove(temp);
-        return emitError(loc)
-               << copy.sourcePath << " is shorter than the model says: a "
-               << "weight at offset " << copy.sourceOffset << " of "
-               << copy.size << " bytes is past its end (" << all.size()
-               << " bytes); was the file changed after import?";
+        emitError(loc) << copy.sourcePath
+                       << " is shorter than the model says: weight '"
+                       << copy.name << "' at offset " << copy.sourceOffset
+                       << " of " << copy.size << " bytes is past its end ("
+                       << all.size() << " bytes); was the file changed after "
+                       << "import?";
+        return abandon();
       }
-      StringRef bytes = all.substr(copy.sourceOffset, copy.size);
-      std::string checksum;
-      llvm::raw_string_ostream cs(checksum);
-      cs << llvm::format_hex_no_prefix(
-          llvm::xxh3_64bits(ArrayRef<uint8_t>(
-              reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size())),
-          16);
-      if (checksum != copy.checksum) {
-        os.close();
-        llvm::sys::fs::remove(temp);
-        return emitError(loc)
-               << "the weight at offset " << copy.sourceOffset << " of "
-               << copy.sourcePath << " has checksum " << checksum << ", not "
-               << copy.checksum << " as at import; was the file changed?";
+      StringRef stored = all.substr(copy.sourceOffset, copy.size);
+      if (verified.insert({copy.sourcePath, copy.sourceOffset, copy.size})
+              .second) {
+        std::string checksum;
+        llvm::raw_string_ostream cs(checksum);
+        cs << llvm::format_hex_no_prefix(
+            llvm::xxh3_64bits(ArrayRef<uint8_t>(
+                reinterpret_cast<const uint8_t *>(stored.data()),
+                stored.size())),
+            16);
+        if (checksum != copy.checksum) {
+          emitError(loc) << "weight '" << copy.name << "' at offset "
+                         << copy.sourceOffset << " of " << copy.sourcePath
+                         << " has checksum " << checksum << ", not "
+                         << copy.checksum << " as at import; was the file "
+                         << "changed?";
+          return abandon();
+        }
       }
       pad(copy.offset);
-      os.write(bytes.data(), bytes.size());
-      sha.update(ArrayRef<uint8_t>(
-          reinterpret_cast<const uint8_t *>(bytes.data()), bytes.size()));
-      written += bytes.size();
+      if (copy.isBlock())
+        forEachBlockRun(copy, stored, emit);
+      else
+        emit(stored);
     }
     pad(layout.bytes);
     os.close();

@@ -15,8 +15,12 @@
 #include "weft/Codegen/ProgramABI.h"
 #include "weft/Codegen/WeightsFile.h"
 #include "weft/Import/ONNX/Importer.h"
+#include "weft/Transforms/AutoShard.h"
+#include "weft/Transforms/ShardingRules.h"
+#include "weft/Transforms/SpmdPartition.h"
 #include "weft/Version.h"
 #include "weft/WeftDialect.h"
+#include "weft/WeftOps.h"
 
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinOps.h"
@@ -31,12 +35,15 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
 
 #include <chrono>
+#include <map>
 
 using namespace mlir;
 using namespace mlir::weft;
@@ -68,7 +75,29 @@ static cl::opt<std::string>
 static cl::opt<std::string>
     mattr("mattr", cl::desc("Extra LLVM target features (+avx512f,-fma)"),
           cl::init(""), cl::cat(category));
-enum class EmitKind { Mlir, Llvm, Obj, Exe, Lib };
+static cl::opt<std::string> clusterName(
+    "cluster",
+    cl::desc("The machines: a cluster spec file (docs/ClusterSpec.md) or a "
+             "preset: cpu:N, dgx-h100x8, p3.16xlarge:K, hetero-a100-v100 "
+             "(default cpu:1)"),
+    cl::init("cpu:1"), cl::cat(category));
+static cl::opt<std::string>
+    meshFlag("mesh", cl::desc("The logical mesh shape, e.g. 2x2 (default: "
+                              "all devices of the cluster in one axis)"),
+             cl::init(""), cl::cat(category));
+static cl::opt<std::string> shardingFlag(
+    "sharding",
+    cl::desc("How to split the model: auto (the ILP decides), dp (weights "
+             "replicated), tp (weights split over all devices), replicate"),
+    cl::init("auto"), cl::cat(category));
+static cl::opt<std::string>
+    objectiveFlag("objective", cl::desc("latency or throughput"),
+                  cl::init("latency"), cl::cat(category));
+static cl::opt<std::string> deviceMemoryFlag(
+    "device-memory",
+    cl::desc("Override every device's memory, e.g. 2GB or 500000"),
+    cl::init(""), cl::cat(category));
+enum class EmitKind { Mlir, Llvm, Obj, Exe, Lib, Plan };
 static cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::Exe),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
@@ -78,7 +107,9 @@ static cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Obj, "obj", "the object file"),
                clEnumValN(EmitKind::Exe, "exe", "a package with executables"),
                clEnumValN(EmitKind::Lib, "lib",
-                          "a package with a shared library and C headers")),
+                          "a package with a shared library and C headers"),
+               clEnumValN(EmitKind::Plan, "plan",
+                          "only the sharding plan (plan.json)")),
     cl::cat(category));
 static cl::opt<bool> reportMemory(
     "report-memory",
@@ -201,6 +232,143 @@ struct StageClock {
   }
 };
 
+/// Bytes of a ranked tensor value.
+static double valueBytes(Value v) {
+  auto type = cast<RankedTensorType>(v.getType());
+  unsigned bits = type.getElementTypeBitWidth();
+  return static_cast<double>(type.getNumElements()) * (bits == 1 ? 1 : bits / 8);
+}
+
+/// The work of a device program, from the ops' sharding rules.
+static double programFlops(ModuleOp module) {
+  double flops = 0;
+  module.walk([&](Operation *op) {
+    if (std::optional<LoopSpace> space = getLoopSpace(op))
+      flops += space->flops;
+  });
+  return flops;
+}
+
+/// What plan.json says of one device.
+struct DeviceSummary {
+  int64_t weightBytes = 0, arenaBytes = 0;
+  double flops = 0;
+  int program = 0;
+};
+
+/// plan.json: the planner's figures, each op's sharding and predicted time,
+/// the collectives device 0's program performs, and per-device figures.
+static std::string planJson(ModuleOp planned, ModuleOp device0,
+                            const AutoShardOptions &options,
+                            const AutoShardReport &report,
+                            ArrayRef<DeviceSummary> devices) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os, 2);
+  const plan::Mesh &mesh = options.cluster.meshes[options.mesh];
+  auto nameOf = [](Operation *op) {
+    std::string name;
+    op->getLoc()->walk([&](Location loc) {
+      if (auto named = dyn_cast<NameLoc>(loc)) {
+        name = named.getName().str();
+        return WalkResult::interrupt();
+      }
+      return WalkResult::advance();
+    });
+    return name;
+  };
+  auto toText = [](Attribute attr) {
+    std::string s;
+    llvm::raw_string_ostream o(s);
+    attr.print(o);
+    return s;
+  };
+  json.object([&] {
+    json.attribute("format", "weft-plan");
+    json.attribute("version", 1);
+    json.attribute("cluster", options.cluster.name);
+    json.attributeArray("mesh", [&] {
+      for (int64_t d : mesh.shape)
+        json.value(d);
+    });
+    json.attribute("memory_budget_bytes", report.memoryBudgetBytes);
+    const plan::Solution &sol = report.solution;
+    json.attributeObject("ilp", [&] {
+      json.attribute("nodes", report.graphNodes);
+      json.attribute("edges", report.graphEdges);
+      json.attribute("strategies", report.strategies);
+      json.attribute("live_sets", report.liveSets);
+      json.attribute("variables", sol.numVariables);
+      json.attribute("constraints", sol.numConstraints);
+      json.attribute("nodes_after_reduction", sol.nodesAfterReduction);
+      json.attribute("build_seconds", report.buildSeconds);
+      json.attribute("solve_seconds", sol.solveSeconds);
+      json.attribute("optimal", sol.optimal);
+      json.attribute("gap", sol.gap);
+      json.attribute("hit_node_limit", sol.hitNodeLimit);
+      json.attribute("hit_time_limit", sol.hitTimeLimit);
+    });
+    double total = 0;
+    json.attributeArray("ops", [&] {
+      auto func = planned.lookupSymbol<func::FuncOp>("main");
+      func.walk([&](Operation *op) {
+        auto shardings = op->getAttrOfType<ArrayAttr>(kShardingAttr);
+        if (!shardings)
+          return;
+        double seconds = 0;
+        if (auto t = op->getAttrOfType<FloatAttr>(kPredictedSecondsAttr))
+          seconds = t.getValueAsDouble();
+        total += seconds;
+        json.object([&] {
+          json.attribute("name", nameOf(op));
+          json.attribute("op", op->getName().getStringRef());
+          json.attributeArray("results", [&] {
+            for (Attribute a : shardings)
+              json.value(toText(a));
+          });
+          json.attribute("predicted_seconds", seconds);
+        });
+      });
+    });
+    json.attributeArray("collectives", [&] {
+      device0.walk([&](Operation *op) {
+        if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
+                 LocalSliceOp>(op))
+          return;
+        json.object([&] {
+          json.attribute("kind", op->getName().stripDialect());
+          json.attribute("for", nameOf(op));
+          auto axes = op->getAttrOfType<DenseI16ArrayAttr>("axes");
+          json.attributeArray("axes", [&] {
+            for (int16_t a : axes.asArrayRef())
+              json.value(a);
+          });
+          json.attribute("input_bytes", valueBytes(op->getOperand(0)));
+          json.attribute("output_bytes", valueBytes(op->getResult(0)));
+        });
+      });
+    });
+    json.attributeArray("devices", [&] {
+      for (auto [k, d] : llvm::enumerate(devices))
+        json.object([&] {
+          json.attribute("id", static_cast<int64_t>(k));
+          json.attribute("program", d.program);
+          json.attribute("weight_bytes", d.weightBytes);
+          json.attribute("arena_bytes", d.arenaBytes);
+          json.attribute("memory_bytes", d.weightBytes + d.arenaBytes);
+          json.attribute("flops", d.flops);
+        });
+    });
+    json.attributeObject("totals", [&] {
+      json.attribute("predicted_seconds", total);
+      json.attribute("objective_seconds", report.solution.objective);
+      json.attribute("peak_memory_bytes", report.solution.peakMemoryBytes);
+    });
+  });
+  os << "\n";
+  return text;
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
@@ -298,10 +466,152 @@ int main(int argc, char **argv) {
       return kExitBadInput;
   }
   std::vector<TensorDescription> outputs = describe(func, true);
+  std::string modelName = llvm::sys::path::filename(modelPath).str();
+
+  // Multi-device: plan, then partition and compile each device's program.
+  AutoShardOptions shardOptions;
+  if (failed(buildAutoShardOptions(*module, clusterName, meshFlag,
+                                   shardingFlag, objectiveFlag,
+                                   deviceMemoryFlag, shardOptions)))
+    return kExitBadInput;
+  int64_t numDevices = shardOptions.cluster.meshes[0].size();
+  if (numDevices > 1 || emitKind == EmitKind::Plan) {
+    if (emitKind == EmitKind::Lib && numDevices > 1)
+      return fail("--emit=lib is single-device (the embedding API runs one "
+                  "device); use --emit=exe for a mesh");
+    if (emitKind == EmitKind::Mlir || emitKind == EmitKind::Llvm ||
+        emitKind == EmitKind::Obj) {
+      if (numDevices > 1)
+        return fail("--emit=mlir|llvm|obj are single-device; a mesh gives "
+                    "one program per device: use --emit=exe or --emit=plan");
+    }
+    AutoShardReport report;
+    if (failed(autoShard(*module, shardOptions, report)))
+      return kExitBadInput;
+    clock.lap("plan");
+    std::string note = plan::planningNote(shardOptions.cluster);
+    if (!quiet && !note.empty())
+      llvm::errs() << "weftc: note: " << note << "\n";
+
+    SmallString<128> scratch;
+    if (std::error_code ec =
+            llvm::sys::fs::createUniqueDirectory("weftc", scratch))
+      return fail("cannot create a temporary folder: " + ec.message());
+    auto removeScratch = llvm::make_scope_exit(
+        [&] { llvm::sys::fs::remove_directories(scratch); });
+
+    PackageContents contents;
+    contents.modelName = modelName;
+    contents.cpu = mcpu;
+    contents.features = mattr;
+    contents.inputs = inputs;
+    contents.outputs = outputs;
+    contents.meshShape = shardOptions.cluster.meshes[0].shape;
+    std::vector<DeviceSummary> summaries(numDevices);
+    std::map<std::string, int> programIndex;
+    OwningOpRef<ModuleOp> device0;
+    for (int64_t k = 0; k < numDevices; ++k) {
+      OwningOpRef<ModuleOp> device = module->clone();
+      if (failed(spmdPartition(*device, k)))
+        return kExitInternal;
+      summaries[k].flops = programFlops(*device);
+      if (k == 0)
+        device0 = device->clone();
+      // One file name for every device, so that equal programs compare equal.
+      WeightsFileLayout weights = layoutWeights(*device, "weights.bin");
+      summaries[k].weightBytes = weights.bytes;
+      if (emitKind == EmitKind::Plan)
+        continue;
+      CpuCodegenPipelineOptions options;
+      options.reportMemory = reportMemory;
+      PassManager pm(&context);
+      buildCpuCodegenPipeline(pm, options);
+      if (failed(pm.run(*device)))
+        return kExitBadInput;
+      int64_t arena = 0;
+      if (auto attr = (*device)->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
+        arena = attr.getInt();
+      summaries[k].arenaBytes = arena;
+      std::string text;
+      llvm::raw_string_ostream printed(text);
+      device->print(printed);
+      auto [it, inserted] =
+          programIndex.try_emplace(text, contents.programs.size());
+      if (inserted) {
+        std::string signature = buildProgramSignature(*device, weights.bytes);
+        llvm::LLVMContext llvmContext;
+        std::unique_ptr<llvm::Module> llvmModule =
+            translateProgram(*device, llvmContext, *machine, signature);
+        if (!llvmModule)
+          return fail("translation of device " + std::to_string(k) +
+                      "'s program to LLVM IR failed; this is a bug in Weft");
+        SmallString<256> objectPath(scratch);
+        llvm::sys::path::append(objectPath,
+                                "prog" + std::to_string(it->second) + ".o");
+        if (!emitObjectFile(*llvmModule, *machine, objectPath, error))
+          return fail(error);
+        contents.programs.push_back({objectPath.str().str(), arena, signature});
+      }
+      summaries[k].program = it->second;
+      SmallString<256> weightsPath(scratch);
+      llvm::sys::path::append(weightsPath, "dev" + std::to_string(k) + ".bin");
+      std::string sha256;
+      if (failed(writeWeightsFile(weights, weightsPath, module->getLoc(),
+                                  sha256)))
+        return kExitBadInput;
+      contents.devices.push_back(
+          {it->second, weightsPath.str().str(), weights.bytes, sha256});
+    }
+    clock.lap("codegen");
+    contents.planJson =
+        planJson(*module, *device0, shardOptions, report, summaries);
+    if (emitKind == EmitKind::Plan) {
+      SmallString<256> planPath(outputPath);
+      if (!StringRef(outputPath).ends_with(".json")) {
+        if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
+          return fail("cannot create " + outputPath + ": " + ec.message());
+        llvm::sys::path::append(planPath, "plan.json");
+      }
+      auto out = openOutputFile(planPath, &error);
+      if (!out)
+        return fail("cannot open " + planPath.str() + ": " + error);
+      out->os() << contents.planJson;
+      out->keep();
+    } else {
+      RuntimeLocation runtime = findRuntime(argv[0]);
+      if (failed(writePackage(contents, runtime, outputPath,
+                              /*asLibrary=*/false, module->getLoc())))
+        return kExitInternal;
+      clock.lap("link");
+    }
+    if (!quiet) {
+      const plan::Solution &sol = report.solution;
+      llvm::outs() << "weftc: planned " << modelName << " for "
+                   << shardOptions.cluster.name << ", mesh "
+                   << llvm::interleaved(contents.meshShape, "x") << " into "
+                   << outputPath << "\n"
+                   << llvm::formatv("  ilp: {0} nodes, {1} variables, {2} "
+                                    "constraints, solved in {3:f2} s{4}\n",
+                                    report.graphNodes, sol.numVariables,
+                                    sol.numConstraints, sol.solveSeconds,
+                                    sol.optimal ? " (optimal)" : "")
+                   << llvm::formatv("  predicted: {0:f3} ms per run, peak "
+                                    "{1:f1} MB per device\n",
+                                    sol.objective * 1e3,
+                                    sol.peakMemoryBytes / 1e6);
+      for (auto [k, d] : llvm::enumerate(summaries))
+        llvm::outs() << llvm::formatv(
+            "  device {0}: program {1}, weights {2} bytes, arena {3} bytes, "
+            "{4:e2} FLOPs\n",
+            k, d.program, d.weightBytes, d.arenaBytes, d.flops);
+      llvm::outs() << clock.lines;
+    }
+    return 0;
+  }
 
   // Weights move into the device's file; their ops point there.
-  std::string modelName = llvm::sys::path::filename(modelPath).str();
   WeightsFileLayout weights = layoutWeights(*module, "dev0.bin");
+
 
   CpuCodegenPipelineOptions pipelineOptions;
   pipelineOptions.reportMemory = reportMemory;
@@ -377,12 +687,9 @@ int main(int argc, char **argv) {
   contents.features = mattr;
   contents.inputs = inputs;
   contents.outputs = outputs;
-  contents.objectPath = objectPath.str().str();
-  contents.weightsPath = weightsPath.str().str();
-  contents.weightsBytes = weights.bytes;
-  contents.weightsSha256 = sha256;
-  contents.arenaBytes = arenaBytes;
-  contents.signature = signature;
+  contents.programs.push_back({objectPath.str().str(), arenaBytes, signature});
+  contents.devices.push_back(
+      {/*program=*/0, weightsPath.str().str(), weights.bytes, sha256});
   RuntimeLocation runtime = findRuntime(argv[0]);
   if (failed(writePackage(contents, runtime, outputPath,
                           emitKind == EmitKind::Lib, module->getLoc())))

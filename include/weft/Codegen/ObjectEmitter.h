@@ -34,7 +34,9 @@ std::unique_ptr<llvm::TargetMachine>
 createTargetMachine(const TargetOptions &options, std::string &error);
 
 /// The program signature text (runtime/include/weft_rt.h) of a module that
-/// went through the codegen pipeline, with the weights file's size.
+/// went through the codegen pipeline, with the weights file's size; a
+/// "mesh" line follows "weights" when the module ran on a weft.mesh of more
+/// than one device.
 std::string buildProgramSignature(ModuleOp module, int64_t weightsBytes);
 
 /// Translates `module` (LLVM dialect) to LLVM IR, adds the signature and the

@@ -1,10 +1,12 @@
 //===- Package.h - Writing compiled packages --------------------*- C++ -*-===//
 //
 // A package is a folder that runs a model on its devices:
-//   manifest.json        what the package holds (docs/Package.md)
-//   bin/dev<k>           device k's executable (program + static runtime)
+//   manifest.json        what the package holds (docs/Codegen.md)
+//   bin/dev<k>           device k's executable (program + static runtime);
+//                        devices running the same program share one
 //   weights/dev<k>.bin   device k's weights, 64-byte aligned
-//   run.sh               runs the package without weft-run
+//   plan.json            the sharding plan, when there is one
+//   run.sh               runs the package (with weft-run when multi-device)
 // A library package (--emit=lib) has lib/libweft_model.so and include/
 // instead of bin/ and run.sh.
 //
@@ -47,6 +49,26 @@ struct TensorDescription {
   std::vector<int64_t> shape;
 };
 
+/// One distinct compiled program: several devices of a mesh may run the
+/// same one (with their own weights).
+struct DeviceProgram {
+  /// The program's object file.
+  std::string objectPath;
+  int64_t arenaBytes = 0;
+  /// Text of the program signature, for the library's header comment.
+  std::string signature;
+};
+
+/// One device of the package; device k is mesh position k (row-major).
+struct DeviceContents {
+  /// Index into PackageContents::programs.
+  int program = 0;
+  /// The device's weights file (already written), its size and SHA-256.
+  std::string weightsPath;
+  int64_t weightsBytes = 0;
+  std::string weightsSha256;
+};
+
 /// What a package is made of, ready to be written.
 struct PackageContents {
   std::string modelName;
@@ -54,20 +76,22 @@ struct PackageContents {
   std::string features;
   std::vector<TensorDescription> inputs;
   std::vector<TensorDescription> outputs;
-  /// Device 0's object file, weights file (already written) and sizes.
-  std::string objectPath;
-  std::string weightsPath;
-  int64_t weightsBytes = 0;
-  std::string weightsSha256;
-  int64_t arenaBytes = 0;
-  /// Text of the program signature, for the library's header comment.
-  std::string signature;
+  /// The logical mesh; empty or [1] for a single device. Its size must be
+  /// the number of devices.
+  std::vector<int64_t> meshShape;
+  std::vector<DeviceProgram> programs;
+  std::vector<DeviceContents> devices;
+  /// If not empty, written as OUT/plan.json (the sharding plan) and named
+  /// in the manifest.
+  std::string planJson;
 };
 
 /// Links and writes the package into `outDir` (replacing an old package
 /// there): first into a temporary sibling folder, renamed at the end, so
-/// that a failure leaves no half-written package. `asLibrary` writes a
-/// shared library and headers instead of an executable.
+/// that a failure leaves no half-written package. Program p is linked once,
+/// as bin/dev<k> for the first device k that runs it; every device gets
+/// weights/dev<k>.bin. `asLibrary` writes a shared library and headers
+/// instead of executables (single-device packages only).
 LogicalResult writePackage(const PackageContents &contents,
                            const RuntimeLocation &runtime,
                            llvm::StringRef outDir, bool asLibrary,

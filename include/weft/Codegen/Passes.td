@@ -56,6 +56,12 @@ def WeftExposeProgramABI : Pass<"weft-expose-program-abi", "ModuleOp"> {
     is recorded in the module attribute `weft.program_io` (lines of the
     program signature) and the bytes it takes in `weft.io_bytes`.
     Every input and output must have a static shape.
+
+    A module partitioned for a mesh declares it with `weft.mesh`: its shape
+    is recorded in `weft.mesh_shape` (the signature's "mesh" line) and the
+    op is erased. A `weft.shard` left in the module is an error: sharding
+    constraints are resolved by the SPMD partitioner, before code
+    generation.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
@@ -78,6 +84,11 @@ def WeftBufferize : Pass<"weft-bufferize", "ModuleOp"> {
     runtime/include/weft_rt.h). `weft.weight` becomes a view of the weights
     buffer at its offset. Every allocation is static; `weft-plan-memory`
     places them in the arena next.
+
+    Collectives (`weft.all_reduce`, `all_gather`, `reduce_scatter`,
+    `local_slice`, `all_to_all`) become calls of
+    `weft_rt_collective(ctx, params, in, out)`, the call tagged with
+    `weft.op_kind`; an all_reduce sums in place when the analysis allows.
 
     ```mlir
     %r = weft.softmax %x axis = 1 : tensor<2x8xf32> -> tensor<2x8xf32>
@@ -123,13 +134,14 @@ def WeftPlanMemory : Pass<"weft-plan-memory", "ModuleOp"> {
 def WeftInsertStatusChecks : Pass<"weft-insert-status-checks", "ModuleOp"> {
   let summary = "Return the first failing kernel status; add profiling hooks";
   let description = [{
-    After every `weft_rt_cpu_*` call of the program function, branches to
-    an exit that returns the call's status when it is not 0, so a kernel's
-    error (an index out of range in a Gather, say) ends the run with its
-    message instead of carrying on. Also numbers the program's ops (kernel
-    calls and linalg loop nests), brackets each with
-    `weft_rt_op_begin/end(ctx, id)` for `--profile`, and records
-    `op <id> <kind> <name>` lines in the module attribute `weft.program_ops`.
+    After every `weft_rt_cpu_*` and `weft_rt_collective` call of the
+    program function, branches to an exit that returns the call's status
+    when it is not 0, so a kernel's error (an index out of range in a
+    Gather, say) ends the run with its message instead of carrying on. Also
+    numbers the program's ops (runtime calls and linalg loop nests),
+    brackets each with `weft_rt_op_begin/end(ctx, id)` for `--profile`, and
+    records `op <id> <kind> <name>` lines in the module attribute
+    `weft.program_ops` (a collective's kind is its call's `weft.op_kind`).
   }];
   let dependentDialects = ["cf::ControlFlowDialect", "arith::ArithDialect",
                            "func::FuncDialect"];

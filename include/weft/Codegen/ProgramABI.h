@@ -33,6 +33,18 @@ inline constexpr llvm::StringLiteral kProgramIOAttr = "weft.program_io";
 inline constexpr llvm::StringLiteral kIOBytesAttr = "weft.io_bytes";
 inline constexpr llvm::StringLiteral kArenaBytesAttr = "weft.arena_bytes";
 inline constexpr llvm::StringLiteral kProgramOpsAttr = "weft.program_ops";
+/// The shape of the module's weft.mesh (a DenseI64ArrayAttr), recorded by
+/// weft-expose-program-abi when it erases the mesh; the signature gets a
+/// "mesh" line when the mesh has more than one device.
+inline constexpr llvm::StringLiteral kMeshShapeAttr = "weft.mesh_shape";
+
+/// The prefix of every CPU kernel's symbol.
+inline constexpr llvm::StringLiteral kCpuKernelPrefix = "weft_rt_cpu_";
+/// The runtime entry every collective calls.
+inline constexpr llvm::StringLiteral kCollectiveSymbol = "weft_rt_collective";
+/// On a call whose symbol does not name its kind (collectives): the kind
+/// ("all_reduce", ...) for the "op" signature line.
+inline constexpr llvm::StringLiteral kOpKindAttr = "weft.op_kind";
 
 /// Every buffer in the arena and every weight starts 64-byte aligned.
 inline constexpr int64_t kBufferAlignment = 64;

@@ -402,7 +402,9 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
     }
     return finish(WeightOp::create(builder, loc, type, tensor.name(),
                                    location.relativePath, location.range.offset,
-                                   location.range.size, checksumHex(bytes)));
+                                   location.range.size, checksumHex(bytes),
+                                   /*block_offsets=*/nullptr,
+                                   /*full_shape=*/nullptr));
   }
 
   // Data inside the model file: refer to it in place when it is large and
@@ -427,7 +429,9 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
         tensor.data_type() != onnx::TensorProto::BOOL)
       return finish(WeightOp::create(builder, loc, type, tensor.name(),
                                      source.fileName, inFile->second.offset,
-                                     inFile->second.size, checksumHex(bytes)));
+                                     inFile->second.size, checksumHex(bytes),
+                                     /*block_offsets=*/nullptr,
+                                     /*full_shape=*/nullptr));
   }
   FailureOr<DenseElementsAttr> value =
       convertTensorProto(context, tensor, emitErr);

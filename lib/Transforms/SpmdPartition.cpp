@@ -1,0 +1,287 @@
+//===- SpmdPartition.cpp - Per-device programs from a sharded one ---------===//
+//
+// Walks the planned function in order, keeping for every value its local
+// part and sharding; brings operands into the sharding their user needs
+// with the resharding planner's collectives, then rebuilds each op on local
+// operands and lets type inference give its local result types.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Transforms/SpmdPartition.h"
+#include "weft/Plan/Sharding.h"
+#include "weft/Transforms/AutoShard.h"
+#include "weft/WeftOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "mlir/Interfaces/InferTypeOpInterface.h"
+#include "llvm/Support/InterleavedRange.h"
+
+using namespace mlir;
+using namespace mlir::weft;
+using ::weft::plan::AxisList;
+using ::weft::plan::TensorSharding;
+namespace plan = ::weft::plan;
+
+static TensorSharding fromAttr(ShardingAttr attr) {
+  TensorSharding s;
+  for (DenseI16ArrayAttr dim : attr.getDims())
+    s.dims.emplace_back(dim.asArrayRef().begin(), dim.asArrayRef().end());
+  s.partial.append(attr.getPartial().asArrayRef().begin(),
+                   attr.getPartial().asArrayRef().end());
+  return s;
+}
+
+static DenseI16ArrayAttr axesAttr(MLIRContext *context, const AxisList &axes) {
+  SmallVector<int16_t> values(axes.begin(), axes.end());
+  return DenseI16ArrayAttr::get(context, values);
+}
+
+namespace {
+/// A value's part on this device and how it is laid out.
+struct LocalValue {
+  Value value;
+  TensorSharding sharding;
+};
+
+class Partitioner {
+public:
+  Partitioner(func::FuncOp func, ArrayRef<int64_t> meshShape, int64_t device)
+      : func(func), meshShape(meshShape), device(device) {}
+
+  LogicalResult run();
+
+private:
+  FailureOr<Value> reshard(OpBuilder &b, Location loc, Value original,
+                           const TensorSharding &need);
+  LogicalResult partitionOp(Operation *op);
+  SmallVector<int64_t> localShapeOf(Value original,
+                                    const TensorSharding &sharding) {
+    auto type = cast<RankedTensorType>(original.getType());
+    std::vector<int64_t> shape =
+        plan::localShape(type.getShape(), sharding, meshShape, device);
+    return SmallVector<int64_t>(shape.begin(), shape.end());
+  }
+
+  func::FuncOp func;
+  ArrayRef<int64_t> meshShape;
+  int64_t device;
+  DenseMap<Value, LocalValue> locals;
+};
+} // namespace
+
+FailureOr<Value> Partitioner::reshard(OpBuilder &b, Location loc,
+                                      Value original,
+                                      const TensorSharding &need) {
+  LocalValue have = locals.lookup(original);
+  if (!have.value)
+    return emitError(loc) << "internal: an operand has no local value";
+  if (have.sharding == need)
+    return have.value;
+  auto type = cast<RankedTensorType>(original.getType());
+  ArrayRef<int64_t> shape = type.getShape();
+  std::optional<std::vector<plan::ReshardStep>> steps =
+      plan::planReshard(shape, have.sharding, need, meshShape);
+  if (!steps)
+    return emitError(loc) << "cannot reshard " << have.sharding.str()
+                          << " to " << need.str()
+                          << ": partial sums cannot be created";
+  MLIRContext *context = b.getContext();
+  Value value = have.value;
+  TensorSharding current = have.sharding;
+  for (const plan::ReshardStep &step : *steps) {
+    std::vector<int64_t> before =
+        plan::localShape(shape, current, meshShape, device);
+    std::vector<int64_t> after =
+        plan::localShape(shape, step.after, meshShape, device);
+    auto afterType = RankedTensorType::get(after, type.getElementType());
+    int64_t parts = plan::groupSize(meshShape, step.axes);
+    DenseI16ArrayAttr axes = axesAttr(context, step.axes);
+    switch (step.kind) {
+    case plan::ReshardKind::AllReduce:
+      value = AllReduceOp::create(b, loc, value, axes);
+      break;
+    case plan::ReshardKind::ReduceScatter:
+      value = ReduceScatterOp::create(
+          b, loc, afterType, value, axes, step.dim,
+          b.getDenseI64ArrayAttr(plan::blockSizes(before[step.dim], parts)));
+      break;
+    case plan::ReshardKind::AllGather:
+      value = AllGatherOp::create(
+          b, loc, afterType, value, axes, step.dim,
+          b.getDenseI64ArrayAttr(plan::blockSizes(after[step.dim], parts)));
+      break;
+    case plan::ReshardKind::LocalSlice:
+      value = LocalSliceOp::create(
+          b, loc, afterType, value, axes, step.dim,
+          b.getDenseI64ArrayAttr(plan::blockSizes(before[step.dim], parts)));
+      break;
+    case plan::ReshardKind::AllToAll:
+      value = AllToAllOp::create(
+          b, loc, afterType, value, axes, step.splitDim, step.dim,
+          b.getDenseI64ArrayAttr(plan::blockSizes(before[step.splitDim], parts)),
+          b.getDenseI64ArrayAttr(plan::blockSizes(after[step.dim], parts)));
+      break;
+    }
+    current = step.after;
+  }
+  return value;
+}
+
+/// A 1-D i64 constant (a reshape's or expand's local target shape).
+static Value shapeConstant(OpBuilder &b, Location loc, ArrayRef<int64_t> dims) {
+  auto type = RankedTensorType::get({static_cast<int64_t>(dims.size())},
+                                    b.getI64Type());
+  return ConstantOp::create(b, loc, DenseIntElementsAttr::get(type, dims));
+}
+
+LogicalResult Partitioner::partitionOp(Operation *op) {
+  OpBuilder b(op);
+  Location loc = op->getLoc();
+  auto resultAttrs = op->getAttrOfType<ArrayAttr>(kShardingAttr);
+  auto operandAttrs = op->getAttrOfType<ArrayAttr>(kOperandShardingAttr);
+  auto resultSharding = [&](unsigned i) {
+    if (resultAttrs && i < resultAttrs.size())
+      if (auto attr = dyn_cast<ShardingAttr>(resultAttrs[i]))
+        return fromAttr(attr);
+    return TensorSharding::replicated(
+        cast<RankedTensorType>(op->getResult(i).getType()).getRank());
+  };
+
+  // Operands in the shardings the op needs.
+  IRMapping mapping;
+  for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+    Value operand = op->getOperand(i);
+    auto type = dyn_cast<RankedTensorType>(operand.getType());
+    Attribute attr = operandAttrs && i < operandAttrs.size()
+                         ? operandAttrs[i]
+                         : Attribute();
+    if (!type) {
+      continue;
+    }
+    if (attr && isa<UnitAttr>(attr)) {
+      // Not data (a shape, slice bounds): whatever this device has of it,
+      // which is all of it (such operands are constants).
+      FailureOr<Value> whole = reshard(
+          b, loc, operand, TensorSharding::replicated(type.getRank()));
+      if (failed(whole))
+        return failure();
+      mapping.map(operand, *whole);
+      continue;
+    }
+    TensorSharding need = attr ? fromAttr(cast<ShardingAttr>(attr))
+                               : TensorSharding::replicated(type.getRank());
+    FailureOr<Value> local = reshard(b, loc, operand, need);
+    if (failed(local))
+      return failure();
+    mapping.map(operand, *local);
+  }
+
+  if (auto shard = dyn_cast<ShardOp>(op)) {
+    locals[shard.getResult()] = {mapping.lookup(shard.getInput()),
+                                 fromAttr(shard.getSharding())};
+    return success();
+  }
+
+  Operation *local = nullptr;
+  if (auto weight = dyn_cast<WeightOp>(op)) {
+    TensorSharding sharding = resultSharding(0);
+    local = b.clone(*op);
+    if (!sharding.isReplicated()) {
+      auto type = weight.getType();
+      std::vector<int64_t> offsets =
+          plan::localOffsets(type.getShape(), sharding, meshShape, device);
+      auto localWeight = cast<WeightOp>(local);
+      localWeight.setBlockOffsets(offsets);
+      localWeight.setFullShape(type.getShape());
+      localWeight.getResult().setType(RankedTensorType::get(
+          localShapeOf(weight.getResult(), sharding), type.getElementType()));
+    }
+  } else {
+    local = b.clone(*op, mapping);
+    // A reshape's or expand's target shape is the local one.
+    if (isa<ReshapeOp, ExpandOp>(op))
+      local->setOperand(
+          1, shapeConstant(b, loc, localShapeOf(op->getResult(0),
+                                                resultSharding(0))));
+    if (auto infer = dyn_cast<InferTypeOpInterface>(local)) {
+      SmallVector<Type> inferred;
+      if (failed(infer.inferReturnTypes(
+              local->getContext(), loc, local->getOperands(),
+              local->getRawDictionaryAttrs(), local->getPropertiesStorage(),
+              local->getRegions(), inferred)))
+        return op->emitError("internal: the local op's types cannot be "
+                             "inferred after partitioning");
+      for (auto [result, t] : llvm::zip(local->getResults(), inferred))
+        result.setType(t);
+    }
+  }
+  for (StringRef name : {kShardingAttr, kOperandShardingAttr,
+                         kPredictedSecondsAttr, kStrategyAttr})
+    local->removeAttr(name);
+
+  for (unsigned i = 0; i < op->getNumResults(); ++i) {
+    TensorSharding sharding = resultSharding(i);
+    Value result = local->getResult(i);
+    if (auto type = dyn_cast<RankedTensorType>(result.getType())) {
+      SmallVector<int64_t> expected = localShapeOf(op->getResult(i), sharding);
+      if (type.getShape() != ArrayRef<int64_t>(expected))
+        return op->emitError("internal: the local op gives ")
+               << type << " where sharding " << sharding.str()
+               << " needs [" << llvm::interleaved(expected)
+               << "]; please report this with the model";
+    }
+    locals[op->getResult(i)] = {result, sharding};
+  }
+  return success();
+}
+
+LogicalResult Partitioner::run() {
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments()) {
+    auto type = cast<RankedTensorType>(arg.getType());
+    locals[arg] = {arg, TensorSharding::replicated(type.getRank())};
+    func.removeArgAttr(arg.getArgNumber(), kShardingAttr);
+  }
+  SmallVector<Operation *> originals;
+  for (Operation &op : body.without_terminator())
+    originals.push_back(&op);
+  for (Operation *op : originals)
+    if (failed(partitionOp(op)))
+      return failure();
+  // Results leave whole.
+  Operation *terminator = body.getTerminator();
+  OpBuilder b(terminator);
+  for (OpOperand &operand : terminator->getOpOperands()) {
+    auto type = cast<RankedTensorType>(operand.get().getType());
+    FailureOr<Value> whole =
+        reshard(b, terminator->getLoc(), operand.get(),
+                TensorSharding::replicated(type.getRank()));
+    if (failed(whole))
+      return failure();
+    operand.set(*whole);
+  }
+  for (Operation *op : llvm::reverse(originals)) {
+    op->dropAllUses();
+    op->erase();
+  }
+  return success();
+}
+
+LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device) {
+  auto mesh = module.lookupSymbol<MeshOp>(kMeshName);
+  if (!mesh)
+    return module.emitError("spmd partition: the module declares no "
+                            "weft.mesh @mesh (run weft-auto-shard first)");
+  if (device < 0 || device >= mesh.getNumDevices())
+    return module.emitError("spmd partition: device ")
+           << device << " is not in mesh [" << llvm::interleaved(mesh.getShape())
+           << "]";
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!func)
+    return module.emitError("spmd partition: no main function");
+  SmallVector<int64_t> shape(mesh.getShape());
+  Partitioner partitioner(func, shape, device);
+  return partitioner.run();
+}

@@ -1,0 +1,16 @@
+# Multi-device end-to-end test: run_multi_e2e.py --quick compiles the small
+# in-repo models (mlp, transformer, a tiny GPT) for meshes 1x2, 2x2 and 1x4
+# with automatic, forced (dp, tp, mixed) and memory-bound plans, runs them
+# with weft-run (mpirun) and checks them against the one-device outputs and
+# their plan.json figures. docs/MultiDeviceTesting.md describes it.
+# Included from test/E2E/CMakeLists.txt.
+add_test(NAME e2e-multi-device
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/run_multi_e2e.py
+          --weftc $<TARGET_FILE:weftc> --weft-run $<TARGET_FILE:weft-run>
+          --work ${CMAKE_CURRENT_BINARY_DIR}/multi-device --quick --jobs 2)
+
+# Exit 77: PyTorch or ONNX is not installed (scripts/install-deps.sh).
+# RUN_SERIAL: four ranks take every core of a small machine, and a rank
+# starved by other tests could hit weft-run's --timeout.
+set_tests_properties(e2e-multi-device PROPERTIES
+  TIMEOUT 300 LABELS "e2e;multi-device" SKIP_RETURN_CODE 77 RUN_SERIAL ON)
