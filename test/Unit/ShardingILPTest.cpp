@@ -402,9 +402,11 @@ TEST(ShardingILP, TiesGoToLowerIndices) {
   }
 }
 
-/// An Alpa-like graph of `numOps` ops in program order, up to
+/// A hard graph of `numOps` ops in program order, up to
 /// `maxStrategies` strategies each. A strategy reads and writes layouts from
-/// a small set; resharding is free when they match, else it costs by the
+/// a small set independently at random (unlike real ops, whose input and
+/// output layouts go together: this makes the LP bound weak); resharding is
+/// free when they match, else it costs by the
 /// layout pair and the tensor size. Each op reads the previous one and
 /// sometimes an earlier one (skip connections); every third reads an
 /// always-live weight. Live sets are windows of four consecutive ops; with
@@ -671,8 +673,8 @@ static Solution solveAndReport(const StrategyGraph &g, const char *label) {
   size_t strategies = 0;
   for (const StrategyGraph::Node &node : g.nodes)
     strategies += node.cost.size();
-  std::printf("%-22s %5zu nodes %6zu strategies %5zu edges -> %4lld nodes "
-              "%5lld pruned, ILP %7lld vars %7lld rows, %s%s, cost %.6g s "
+  std::printf("%-24s %5zu nodes %6zu strategies %5zu edges -> %4lld nodes "
+              "%5lld pruned, ILP %7lld vars %7lld rows, %s%s%s, cost %.6g s "
               "gap %.2g, %.3f s\n",
               label, g.nodes.size(), strategies, g.edges.size(),
               (long long)solution->nodesAfterReduction,
@@ -681,34 +683,99 @@ static Solution solveAndReport(const StrategyGraph &g, const char *label) {
               (long long)solution->numConstraints,
               solution->optimal ? "optimal" : "not proven optimal",
               solution->hitNodeLimit ? " (node limit)" : "",
+              solution->hitTimeLimit ? " (time limit)" : "",
               solution->objective, solution->gap, solution->solveSeconds);
   return *solution;
 }
 
-// Tests that a 500-node layered graph under a budget solves quickly and
-// twice to the identical plan.
-TEST(ShardingILP, LayeredGraphIsDeterministic) {
-  std::vector<int> mesh = getenv("AXES3") ? std::vector<int>{2, 2, 2} : std::vector<int>{4, 2};
-  StrategyGraph g = getenv("RANDOM") ? layeredGraph(getenv("OPS") ? atoi(getenv("OPS")) : 500, getenv("K") ? atoi(getenv("K")) : 16, 7, !getenv("NOBUDGET")) : transformerGraph(getenv("OPS") ? atoi(getenv("OPS")) : 500, mesh, getenv("K") ? atoi(getenv("K")) : 25, 7, !getenv("NOBUDGET"));
-  Solution first = solveAndReport(g, "layered 500x16 budget");
-  if (getenv("ONCE")) return;
-  Solution second = solveAndReport(g, "again");
+// Tests that on a small transformer-like graph under a budget, whose ILP CBC
+// proves, the reductions and the Lagrangian phase give the same cost as the
+// plain ILP (no reductions).
+TEST(ShardingILP, ReductionsKeepTheOptimumOnTransformerGraphs) {
+  for (bool budget : {false, true}) {
+    StrategyGraph g = transformerGraph(21, {2, 2}, 6, 11, budget);
+    llvm::Expected<Solution> reduced = solveILP(g);
+    ASSERT_TRUE(static_cast<bool>(reduced)) << errorText(reduced.takeError());
+    SolveOptions plain;
+    plain.pruneDominated = plain.mergeFollowers = false;
+    llvm::Expected<Solution> full = solveILP(g, plain);
+    ASSERT_TRUE(static_cast<bool>(full)) << errorText(full.takeError());
+    EXPECT_TRUE(full->optimal);
+    EXPECT_LE(full->peakMemoryBytes, g.memoryBudgetBytes);
+    // The reduced solve may stop at a small gap; never below the optimum.
+    EXPECT_GE(reduced->objective, full->objective * (1 - 1e-9));
+    EXPECT_LE(reduced->objective,
+              full->objective * (1 + std::max(reduced->gap, 1e-9)));
+    if (reduced->optimal) {
+      EXPECT_NEAR(reduced->objective, full->objective,
+                  1e-9 * full->objective);
+    }
+    std::printf("transformer 21 nodes%s: reduced %.9g (%s), plain ILP %.9g "
+                "(%lld vars)\n",
+                budget ? " budget" : "", reduced->objective,
+                reduced->optimal ? "optimal" : "not proven",
+                full->objective, (long long)full->numVariables);
+  }
+}
+
+// Tests that a 500-node transformer-like graph (up to 16 strategies) solves
+// in seconds, unbudgeted to proven optimality, under a budget to a plan
+// within it with a small gap, twice to the identical plan.
+TEST(ShardingILP, TransformerGraphIsFastAndDeterministic) {
+  StrategyGraph free = transformerGraph(500, {4, 2}, 25, 7, false);
+  Solution unlimited = solveAndReport(free, "transformer 500");
+  EXPECT_TRUE(unlimited.optimal);
+  StrategyGraph g = transformerGraph(500, {4, 2}, 25, 7, true);
+  Solution first = solveAndReport(g, "transformer 500 budget");
+  Solution second = solveAndReport(g, "  again");
   EXPECT_EQ(first.choice, second.choice);
   EXPECT_EQ(first.objective, second.objective);
   EXPECT_EQ(first.peakMemoryBytes, second.peakMemoryBytes);
   EXPECT_LE(first.peakMemoryBytes, g.memoryBudgetBytes);
-  EXPECT_LT(first.solveSeconds, 30);
+  // The same ops and costs: the budget can only make the plan dearer.
+  EXPECT_GE(first.objective, unlimited.objective * (1 - 1e-12));
+  EXPECT_LT(first.gap, 0.1);
+  EXPECT_FALSE(first.hitTimeLimit);
+  EXPECT_LT(first.solveSeconds, 60);
+}
+
+// Tests that the time limit bounds the whole solve of a hard graph (random
+// layouts: weak LP bound, nothing reduces) and is reported.
+TEST(ShardingILP, TimeLimitIsASafetyNet) {
+  StrategyGraph g = layeredGraph(150, 16, 3, true);
+  SolveOptions options;
+  options.timeLimitSeconds = 2;
+  llvm::Expected<Solution> solution = solveILP(g, options);
+  ASSERT_TRUE(static_cast<bool>(solution)) << errorText(solution.takeError());
+  EXPECT_LT(solution->solveSeconds, 15);
+  EXPECT_LE(solution->peakMemoryBytes, g.memoryBudgetBytes);
+  if (!solution->optimal) {
+    EXPECT_TRUE(solution->hitTimeLimit || solution->hitNodeLimit);
+  }
+  std::printf("hard 150-node graph, 2 s limit: %.3f s, %s, gap %.3g\n",
+              solution->solveSeconds,
+              solution->optimal ? "optimal" : "not proven optimal",
+              solution->gap);
 }
 
 // Prints sizes and times for Alpa-sized graphs (run with
 // --gtest_also_run_disabled_tests; nothing is asserted on the times).
 TEST(ShardingILP, DISABLED_ScalingReport) {
-  for (int ops : {100, 300, 1000})
-    for (int strategies : {8, 25})
+  for (int nodes : {100, 300, 1000})
+    for (int axes : {2, 3})
       for (bool budget : {false, true}) {
-        std::string label = llvm::formatv("layered {0}x{1}{2}", ops,
-                                          strategies, budget ? " budget" : "");
-        solveAndReport(layeredGraph(ops, strategies, ops + strategies, budget),
+        std::vector<int> mesh = axes == 2 ? std::vector<int>{4, 2}
+                                          : std::vector<int>{2, 2, 2};
+        std::string label =
+            llvm::formatv("transformer {0} {1}-D{2}", nodes, axes,
+                          budget ? " budget" : "")
+                .str();
+        solveAndReport(transformerGraph(nodes, mesh, 25, nodes, budget),
                        label.c_str());
       }
+  for (bool budget : {false, true}) {
+    std::string label =
+        llvm::formatv("random layouts 200{0}", budget ? " budget" : "").str();
+    solveAndReport(layeredGraph(200, 16, 5, budget), label.c_str());
+  }
 }
