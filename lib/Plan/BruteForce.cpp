@@ -170,7 +170,6 @@ llvm::Error weft::plan::memoryBudgetError(double budgetBytes,
   return failure(message);
 }
 
-
 ReducedPlans::ReducedPlans(const ReducedGraph &r)
     : r(r), incident(r.nodes.size()), rowsOf(r.nodes.size()) {
   for (size_t e = 0; e < r.edges.size(); ++e) {
@@ -187,8 +186,7 @@ ReducedPlans::ReducedPlans(const ReducedGraph &r)
   }
 }
 
-double ReducedPlans::score(const std::vector<int> &choice, int v,
-                           int i) const {
+double ReducedPlans::score(const std::vector<int> &choice, int v, int i) const {
   double total = r.nodes[v].cost[i];
   for (int e : incident[v]) {
     const ReducedGraph::Edge &edge = r.edges[e];
@@ -336,10 +334,9 @@ bool ReducedPlans::repair(std::vector<int> &choice) const {
     }
     if (moves.empty())
       return false;
-    std::stable_sort(moves.begin(), moves.end(),
-                     [](const Move &x, const Move &y) {
-                       return x.ratio < y.ratio;
-                     });
+    std::stable_sort(
+        moves.begin(), moves.end(),
+        [](const Move &x, const Move &y) { return x.ratio < y.ratio; });
     // Apply the best moves of this round; a neighbour of a moved node has a
     // stale ratio and waits for the next round.
     std::vector<char> stale(r.nodes.size(), 0);
@@ -355,77 +352,6 @@ bool ReducedPlans::repair(std::vector<int> &choice) const {
       for (int e : incident[m.node])
         stale[r.edges[e].from] = stale[r.edges[e].to] = 1;
     }
-  }
-}
-
-void ReducedPlans::relink(std::vector<int> &choice,
-                          const std::vector<int> &cheaper) const {
-  const int n = r.nodes.size();
-  // Groups: nodes that differ, joined by edges between two of them.
-  std::vector<int> group(n, -1), stack;
-  std::vector<std::vector<int>> groups;
-  for (int v = 0; v < n; ++v) {
-    if (choice[v] == cheaper[v] || group[v] >= 0)
-      continue;
-    groups.emplace_back();
-    group[v] = groups.size() - 1;
-    for (stack.assign(1, v); !stack.empty();) {
-      int u = stack.back();
-      stack.pop_back();
-      groups.back().push_back(u);
-      for (int e : incident[u]) {
-        int w = r.edges[e].from == u ? r.edges[e].to : r.edges[e].from;
-        if (choice[w] != cheaper[w] && group[w] < 0) {
-          group[w] = group[v];
-          stack.push_back(w);
-        }
-      }
-    }
-  }
-  std::vector<double> bytes = use(choice);
-  std::vector<char> done(groups.size(), 0);
-  for (;;) {
-    int bestGroup = -1;
-    double bestSaving = 1e-12 * std::abs(cost(choice));
-    for (size_t c = 0; c < groups.size(); ++c) {
-      if (done[c])
-        continue;
-      // The change of cost: the group's nodes and every edge touching it.
-      double before = 0, after = 0;
-      std::vector<int> trial = choice;
-      for (int v : groups[c])
-        trial[v] = cheaper[v];
-      std::vector<double> grown = bytes;
-      bool fitsAll = true;
-      for (int v : groups[c]) {
-        before += r.nodes[v].cost[choice[v]];
-        after += r.nodes[v].cost[trial[v]];
-        for (int k : rowsOf[v])
-          grown[k] += r.nodes[v].memory[trial[v]] - r.nodes[v].memory[choice[v]];
-        for (int e : incident[v]) {
-          const ReducedGraph::Edge &edge = r.edges[e];
-          int other = edge.from == v ? edge.to : edge.from;
-          // Edges inside the group are seen from both ends: count once.
-          if (group[other] == static_cast<int>(c) && other < v)
-            continue;
-          int cols = r.nodes[edge.to].strategies.size();
-          before += edge.cost[choice[edge.from] * cols + choice[edge.to]];
-          after += edge.cost[trial[edge.from] * cols + trial[edge.to]];
-        }
-      }
-      for (int v : groups[c])
-        for (int k : rowsOf[v])
-          fitsAll = fitsAll && grown[k] <= r.budgetBytes;
-      if (fitsAll && before - after > bestSaving) {
-        bestSaving = before - after;
-        bestGroup = c;
-      }
-    }
-    if (bestGroup < 0)
-      return;
-    for (int v : groups[bestGroup])
-      move(bytes, choice, v, cheaper[v]);
-    done[bestGroup] = 1;
   }
 }
 
@@ -476,10 +402,9 @@ llvm::Expected<Solution> weft::plan::solveBruteForce(const StrategyGraph &g) {
   if (!found)
     return memoryBudgetError(g.memoryBudgetBytes, leastPeak, leastPeak);
   solution.optimal = true;
-  solution.nodesBeforeReduction = solution.nodesAfterReduction =
-      g.nodes.size();
-  solution.solveSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+  solution.nodesBeforeReduction = solution.nodesAfterReduction = g.nodes.size();
+  solution.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return solution;
 }

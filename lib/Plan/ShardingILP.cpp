@@ -45,8 +45,13 @@ static SolveOptions timeLeft(const SolveOptions &options,
 namespace {
 /// What one CBC run found, in the reduced graph's terms.
 struct IlpOutcome {
-  enum Status { Solved, Infeasible, NoPlan, Abandoned, TooLarge } status =
-      Abandoned;
+  enum Status {
+    Solved,
+    Infeasible,
+    NoPlan,
+    Abandoned,
+    Skipped
+  } status = Abandoned;
   /// Kept-strategy position per reduced node.
   std::vector<int> choice;
   bool optimal = false, nodeLimit = false, timeLimit = false;
@@ -187,13 +192,10 @@ static IlpModel buildModel(const ReducedGraph &r, bool minimisePeak,
   return model;
 }
 
-/// Solves the ILP of `r` with CBC, from `start` when it is not empty, unless
-/// it has more than `maxVariables` variables.
+/// Solves the ILP of `r` with CBC, from `start` when it is not empty.
 static IlpOutcome solveReduced(const ReducedGraph &r, bool minimisePeak,
-                               const SolveOptions &options,
-                               double shrinkBytes,
-                               const std::vector<int> &start,
-                               int64_t maxVariables = INT64_MAX) {
+                               const SolveOptions &options, double shrinkBytes,
+                               const std::vector<int> &start) {
   IlpOutcome outcome;
   std::vector<int> firstColumn;
   IlpModel model =
@@ -201,10 +203,6 @@ static IlpOutcome solveReduced(const ReducedGraph &r, bool minimisePeak,
   const int numCols = model.colLower.size(), numRows = model.rowLower.size();
   outcome.variables = numCols;
   outcome.constraints = numRows;
-  if (numCols > maxVariables) {
-    outcome.status = IlpOutcome::TooLarge;
-    return outcome;
-  }
 
   // Column-major matrix, entries of a column in row order.
   std::vector<int> starts(numCols + 1, 0), index(model.entries.size());
@@ -235,18 +233,21 @@ static IlpOutcome solveReduced(const ReducedGraph &r, bool minimisePeak,
   std::string nodes = std::to_string(maxNodes);
   std::string seconds = llvm::formatv("{0}", options.timeLimitSeconds).str();
   const char *parameters[][2] = {
-      {"log", "0"},          {"slog", "0"},
-      {"threads", "0"},      {"randomSeed", "1234567"},
-      {"randomCbcSeed", "1234567"}, {"timeMode", "elapsed"},
-      {"seconds", seconds.c_str()}, {"maxNodes", nodes.c_str()},
+      {"log", "0"},
+      {"slog", "0"},
+      {"threads", "0"},
+      {"randomSeed", "1234567"},
+      {"randomCbcSeed", "1234567"},
+      {"timeMode", "elapsed"},
+      {"seconds", seconds.c_str()},
+      {"maxNodes", nodes.c_str()},
       // Costs are scaled to at most 1: keep optimality tight.
-      {"allowableGap", "1e-9"},     {"ratioGap", "0"},
+      {"allowableGap", "1e-9"},
+      {"ratioGap", "0"},
       {"increment", "1e-9"}};
   for (const auto &parameter : parameters)
     Cbc_setParameter(cbc, parameter[0], parameter[1]);
   Cbc_setLogLevel(cbc, 0);
-  if (getenv("WEFT_CBC_LOG")) { Cbc_setParameter(cbc, "log", getenv("WEFT_CBC_LOG")); Cbc_setLogLevel(cbc, atoi(getenv("WEFT_CBC_LOG")));}
-  if (const char *extra = getenv("WEFT_CBC_EXTRA")) { std::string e = extra; size_t pos = 0; while (pos < e.size()) { size_t comma = e.find(',', pos); if (comma == std::string::npos) comma = e.size(); std::string kv = e.substr(pos, comma - pos); size_t eq = kv.find('='); Cbc_setParameter(cbc, kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str()); pos = comma + 1; } }
 
   if (!start.empty()) {
     // Every binary, zeros included: CBC then only derives the continuous
@@ -294,9 +295,10 @@ static IlpOutcome solveReduced(const ReducedGraph &r, bool minimisePeak,
 
 /// `r` keeping only the strategies `keep` marks; `positions[v]` lists the
 /// kept positions of node v.
-static ReducedGraph restrictStrategies(
-    const ReducedGraph &r, const std::vector<std::vector<char>> &keep,
-    std::vector<std::vector<int>> &positions) {
+static ReducedGraph
+restrictStrategies(const ReducedGraph &r,
+                   const std::vector<std::vector<char>> &keep,
+                   std::vector<std::vector<int>> &positions) {
   ReducedGraph narrow;
   narrow.memoryRows = r.memoryRows;
   narrow.budgetBytes = r.budgetBytes;
@@ -341,10 +343,6 @@ struct Relaxation {
   int64_t narrowVariables = 0, narrowConstraints = 0;
 };
 } // namespace
-
-/// After the relaxation, CBC only runs on models up to this many variables:
-/// larger ones take it minutes per few branch-and-bound nodes.
-static constexpr int64_t kRelaxedMaxVariables = 5000;
 
 /// Branch-and-bound nodes for the ILP narrowed to the relaxation's
 /// strategies: it serves to find a plan, not to prove one.
@@ -414,8 +412,8 @@ static Relaxation relaxMemory(const ReducedGraph &r, const ReducedPlans &plans,
         priced.nodes[v].cost[i] =
             r.nodes[v].cost[i] + perByte * r.nodes[v].memory[i];
     }
-    ReducedGraph sub = reduce(
-        priced, {options.pruneDominated, options.mergeFollowers, false});
+    ReducedGraph sub =
+        reduce(priced, {options.pruneDominated, options.mergeFollowers, false});
     exact = true;
     if (sub.infeasible != ReducedGraph::Infeasible::None)
       return {};
@@ -436,6 +434,11 @@ static Relaxation relaxMemory(const ReducedGraph &r, const ReducedPlans &plans,
         return false;
     return true;
   };
+  auto outOfTime = [&] {
+    result.timedOut =
+        result.timedOut || timeLeft(options, started).timeLimitSeconds <= 1e-3;
+    return result.timedOut;
+  };
   std::vector<double> price(r.memoryRows.size(), 0), bestPrice = price;
   double step = 2;
   int stalled = 0;
@@ -443,10 +446,8 @@ static Relaxation relaxMemory(const ReducedGraph &r, const ReducedPlans &plans,
     // Where CBC must finish each priced graph, take fewer steps.
     if (leftover && iteration >= kRelaxIterationsWithCbc)
       break;
-    if (timeLeft(options, started).timeLimitSeconds <= 1e-3) {
-      result.timedOut = true;
+    if (outOfTime())
       break;
-    }
     bool exact;
     std::vector<int> choice = solvePriced(price, 1, exact);
     if (choice.empty())
@@ -474,12 +475,6 @@ static Relaxation relaxMemory(const ReducedGraph &r, const ReducedPlans &plans,
       step /= 2;
       stalled = 0;
     }
-    if (getenv("WEFT_RELAX_LOG")) fprintf(stderr, "it %d sub %zu exact %d value %.9g cost %.9g fits %d best %.9g bound %.9g step %g\n", iteration, (size_t)iteration, exact, value, plans.cost(choice), fits, result.bestCost, result.bound, step);
-    if (!fits && !result.best.empty()) {
-      std::vector<int> relinked = result.best;
-      plans.relink(relinked, choice);
-      offer(std::move(relinked));
-    }
     if (fits || plans.repair(choice))
       offer(std::move(choice));
     if (norm == 0 || step < 1e-4 ||
@@ -496,79 +491,48 @@ static Relaxation relaxMemory(const ReducedGraph &r, const ReducedPlans &plans,
   // Scaling the best prices up until the priced optimum fits gives plans
   // that trade time for memory where it is cheapest: bisect on the scale.
   double low = 1, high = 1;
-  for (int doubling = 0; doubling < 20; ++doubling, high *= 2) {
+  for (int doubling = 0; doubling < 20 && !outOfTime(); ++doubling, high *= 2) {
     bool exact;
     std::vector<int> choice = solvePriced(bestPrice, high, exact);
     if (choice.empty())
       return result;
-    if (getenv("WEFT_RELAX_LOG")) fprintf(stderr, "scale %g cost %.9g fits %d\n", high, plans.cost(choice), fitsBudget(choice));
     if (fitsBudget(choice)) {
       offer(std::move(choice));
       break;
     }
     low = high;
   }
-  for (int halving = 0; halving < 8 && high > low; ++halving) {
+  for (int halving = 0; halving < 8 && high > low && !outOfTime(); ++halving) {
     double middle = (low + high) / 2;
     bool exact;
     std::vector<int> choice = solvePriced(bestPrice, middle, exact);
     if (choice.empty())
       break;
-    if (getenv("WEFT_RELAX_LOG")) fprintf(stderr, "scale %g cost %.9g fits %d\n", middle, plans.cost(choice), fitsBudget(choice));
     if (fitsBudget(choice)) {
       offer(std::move(choice));
       high = middle;
     } else {
       low = middle;
-      if (!result.best.empty()) {
-        std::vector<int> relinked = result.best;
-        plans.relink(relinked, choice);
-        offer(std::move(relinked));
-      }
-    }
-  }
-  // Raising only the overflowing rows' prices moves fewer nodes than
-  // scaling them all.
-  std::vector<double> local = bestPrice;
-  double top = *std::max_element(local.begin(), local.end());
-  for (int round = 0; round < 30 && top > 0; ++round) {
-    bool exact;
-    std::vector<int> choice = solvePriced(local, 1, exact);
-    if (choice.empty())
-      break;
-    std::vector<double> bytes = plans.use(choice);
-    bool fits = true;
-    for (size_t k = 0; k < bytes.size(); ++k)
-      if (bytes[k] > r.budgetBytes) {
-        fits = false;
-        local[k] = std::max(local[k] * 1.25, 0.05 * top);
-      }
-    if (getenv("WEFT_RELAX_LOG")) fprintf(stderr, "local %d cost %.9g fits %d\n", round, plans.cost(choice), fits);
-    if (fits) {
-      offer(std::move(choice));
-      break;
     }
   }
   // CBC on the ILP restricted to the seen strategies: small, and it mixes
   // the priced optima where no single price does.
-  if (result.best.empty())
+  if (result.best.empty() || outOfTime())
     return result;
   std::vector<std::vector<int>> positions;
   ReducedGraph narrow = restrictStrategies(r, seen, positions);
   std::vector<int> narrowStart(r.nodes.size());
   for (size_t v = 0; v < r.nodes.size(); ++v)
-    narrowStart[v] = std::find(positions[v].begin(), positions[v].end(),
-                               result.best[v]) -
-                     positions[v].begin();
+    narrowStart[v] =
+        std::find(positions[v].begin(), positions[v].end(), result.best[v]) -
+        positions[v].begin();
   SolveOptions narrowOptions = options;
   narrowOptions.maxNodes = std::min<int64_t>(options.maxNodes, kNarrowNodes);
-  IlpOutcome outcome = solveReduced(narrow, false,
-                                    timeLeft(narrowOptions, started), 0,
-                                    narrowStart);
+  IlpOutcome outcome = solveReduced(
+      narrow, false, timeLeft(narrowOptions, started), 0, narrowStart);
   result.timedOut |= outcome.timeLimit;
   result.narrowVariables = outcome.variables;
   result.narrowConstraints = outcome.constraints;
-  if (getenv("WEFT_RELAX_LOG")) fprintf(stderr, "narrow %lld vars status %d optimal %d cost %.9g\n", (long long)outcome.variables, outcome.status, outcome.optimal, outcome.status == IlpOutcome::Solved ? outcome.objective*outcome.costUnit + r.constantCost : -1.0);
   if (outcome.status != IlpOutcome::Solved)
     return result;
   std::vector<int> choice(r.nodes.size());
@@ -599,8 +563,8 @@ static llvm::Error explainInfeasible(const StrategyGraph &g,
       for (double &c : row)
         c = std::isfinite(c) ? 0 : c;
   peakGraph.memoryBudgetBytes = kInf;
-  ReducedGraph r = reduce(
-      peakGraph, {options.pruneDominated, options.mergeFollowers, true});
+  ReducedGraph r =
+      reduce(peakGraph, {options.pruneDominated, options.mergeFollowers, true});
   if (r.infeasible == ReducedGraph::Infeasible::Forbidden)
     return failure(r.infeasibleReason);
   std::vector<int> choice;
@@ -608,9 +572,8 @@ static llvm::Error explainInfeasible(const StrategyGraph &g,
   if (r.nodes.empty()) {
     choice = r.expand(g, {});
   } else {
-    IlpOutcome outcome =
-        solveReduced(r, true, timeLeft(options, started), 0,
-                     ReducedPlans(r).greedy(true));
+    IlpOutcome outcome = solveReduced(r, true, timeLeft(options, started), 0,
+                                      ReducedPlans(r).greedy(true));
     if (outcome.status == IlpOutcome::Infeasible)
       return failure("every plan is forbidden: no combination of strategies "
                      "avoids +infinity costs");
@@ -658,34 +621,40 @@ llvm::Expected<Solution> weft::plan::solveILP(const StrategyGraph &g,
     solution.choice = r.expand(g, {});
   } else {
     ReducedPlans plans(r);
+    bool proven = false;
     std::vector<int> best = plans.greedy(false);
     if (!best.empty())
       plans.improve(best);
-    int64_t maxVariables = INT64_MAX;
-    if (!r.memoryRows.empty()) {
+    // CBC proves small ILPs outright. Large ones under a budget go through
+    // the Lagrangian phase instead, whose plan stands (optimal when its
+    // bound meets it); CBC gets them only if that phase found no plan.
+    bool skipCbc = false;
+    IlpOutcome probe;
+    std::vector<int> columns;
+    if (!r.memoryRows.empty() &&
+        static_cast<int64_t>(
+            buildModel(r, false, 0, probe, columns).colLower.size()) >
+            options.maxDirectVariables) {
       Relaxation relaxation = relaxMemory(r, plans, options, best, start);
       solution.hitTimeLimit = relaxation.timedOut;
       solution.numVariables = relaxation.narrowVariables;
       solution.numConstraints = relaxation.narrowConstraints;
-      best = relaxation.best;
-      bound = relaxation.bound;
-      // The relaxation's plans come with a bound; CBC closes the rest of
-      // the gap only where its model is small enough to do so in seconds.
-      if (!best.empty())
-        maxVariables = kRelaxedMaxVariables;
-      if (!best.empty() && relaxation.bestCost - bound <=
-                               1e-9 * std::abs(relaxation.bestCost))
-        maxVariables = -1;
+      if (!relaxation.best.empty()) {
+        best = relaxation.best;
+        bound = relaxation.bound;
+        skipCbc = true;
+        proven =
+            relaxation.bestCost - bound <= 1e-9 * std::abs(relaxation.bestCost);
+      }
     }
     // CBC meets memory rows within its tolerance; the plan must meet the
     // budget exactly, so tighten the rows by any overshoot and solve again.
     double shrink = 0;
     for (int attempt = 0;; ++attempt) {
       IlpOutcome outcome =
-          maxVariables < 0
-              ? IlpOutcome{IlpOutcome::TooLarge}
-              : solveReduced(r, false, timeLeft(options, start), shrink, best,
-                             maxVariables);
+          skipCbc
+              ? IlpOutcome{IlpOutcome::Skipped}
+              : solveReduced(r, false, timeLeft(options, start), shrink, best);
       if (outcome.status == IlpOutcome::Infeasible)
         return explainInfeasible(g, options, start);
       if (outcome.status != IlpOutcome::Solved && best.empty())
@@ -698,7 +667,7 @@ llvm::Expected<Solution> weft::plan::solveILP(const StrategyGraph &g,
       if (outcome.status != IlpOutcome::Solved) {
         // The relaxation's plan stands, optimal when its bound meets it.
         solution.choice = r.expand(g, best);
-        solution.optimal = maxVariables < 0;
+        solution.optimal = proven;
         solution.hitNodeLimit |= outcome.nodeLimit;
         solution.hitTimeLimit |= outcome.timeLimit;
         break;
@@ -709,8 +678,8 @@ llvm::Expected<Solution> weft::plan::solveILP(const StrategyGraph &g,
       solution.optimal = outcome.optimal;
       solution.hitNodeLimit |= outcome.nodeLimit;
       solution.hitTimeLimit |= outcome.timeLimit;
-      bound = std::max(bound, outcome.bound * outcome.costUnit +
-                                  r.constantCost);
+      bound =
+          std::max(bound, outcome.bound * outcome.costUnit + r.constantCost);
       double over = planPeakMemory(g, solution.choice) - g.memoryBudgetBytes;
       if (over <= 0)
         break;
@@ -730,8 +699,8 @@ llvm::Expected<Solution> weft::plan::solveILP(const StrategyGraph &g,
   if (!solution.optimal)
     solution.gap = std::max(0.0, solution.objective - bound) /
                    std::max(std::abs(solution.objective), 1e-300);
-  solution.solveSeconds = std::chrono::duration<double>(
-                              std::chrono::steady_clock::now() - start)
-                              .count();
+  solution.solveSeconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+          .count();
   return solution;
 }

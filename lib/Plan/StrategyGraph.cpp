@@ -170,8 +170,7 @@ std::vector<int> ReducedGraph::expand(const StrategyGraph &g,
       break;
     case Elimination::Series:
       choice[it->node] =
-          it->table[choice[it->u] * g.nodes[it->w].cost.size() +
-                    choice[it->w]];
+          it->table[choice[it->u] * g.nodes[it->w].cost.size() + choice[it->w]];
       break;
     }
   }
@@ -246,8 +245,7 @@ private:
 
 Reducer::Reducer(const StrategyGraph &g, const ReduceOptions &options)
     : g(g), options(options) {
-  memoryMatters =
-      options.minimisePeak || std::isfinite(g.memoryBudgetBytes);
+  memoryMatters = options.minimisePeak || std::isfinite(g.memoryBudgetBytes);
   if (memoryMatters)
     rows = memoryRows(g);
   nodes.resize(g.nodes.size());
@@ -346,8 +344,7 @@ void Reducer::keep(int v, const std::vector<char> &mask) {
 void Reducer::eliminate(int v, ReducedGraph::Elimination record) {
   WorkNode &node = nodes[v];
   if (!node.memory.empty())
-    node.memoryBase =
-        *std::min_element(node.memory.begin(), node.memory.end());
+    node.memoryBase = *std::min_element(node.memory.begin(), node.memory.end());
   for (int e : liveEdges(v))
     killEdge(e);
   node.alive = false;
@@ -527,8 +524,8 @@ bool Reducer::foldEdges() {
     bool separable = true;
     for (int i = 0; i < rowsCount && separable; ++i)
       for (int j = 0; j < colsCount && separable; ++j)
-        separable = std::abs(c[i * colsCount + j] - c[i * colsCount] -
-                             c[j] + c[0]) <= 1e-12 * largest;
+        separable = std::abs(c[i * colsCount + j] - c[i * colsCount] - c[j] +
+                             c[0]) <= 1e-12 * largest;
     if (!separable)
       continue;
     for (int i = 0; i < rowsCount; ++i)
@@ -670,8 +667,7 @@ void Reducer::finish() {
     WorkNode &node = nodes[v];
     if (!node.alive)
       continue;
-    node.memoryBase =
-        *std::min_element(node.memory.begin(), node.memory.end());
+    node.memoryBase = *std::min_element(node.memory.begin(), node.memory.end());
     index[v] = result.nodes.size();
     ReducedGraph::Node reduced;
     reduced.original = v;

@@ -48,9 +48,7 @@ static StrategyGraph randomGraph(std::mt19937 &rng) {
   auto uniform = [&](int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
   };
-  auto chance = [&](double p) {
-    return std::bernoulli_distribution(p)(rng);
-  };
+  auto chance = [&](double p) { return std::bernoulli_distribution(p)(rng); };
   StrategyGraph g;
   int n = uniform(2, 7);
   // Small integers make ties (exercising the tie-break); reals with a 1e-6
@@ -68,8 +66,8 @@ static StrategyGraph randomGraph(std::mt19937 &rng) {
       costs.push_back(chance(0.05) ? kInf : cost());
       memory.push_back(uniform(0, 100) * 1e6);
     }
-    g.nodes.push_back(makeNode("n" + std::to_string(v), costs, memory,
-                               chance(0.2)));
+    g.nodes.push_back(
+        makeNode("n" + std::to_string(v), costs, memory, chance(0.2)));
   }
   for (int a = 0; a < n; ++a)
     for (int b = a + 1; b < n; ++b) {
@@ -108,8 +106,8 @@ static StrategyGraph randomGraph(std::mt19937 &rng) {
   if (chance(0.5)) {
     double total = 0;
     for (const StrategyGraph::Node &node : g.nodes)
-      total += *std::max_element(node.memoryBytes.begin(),
-                                 node.memoryBytes.end());
+      total +=
+          *std::max_element(node.memoryBytes.begin(), node.memoryBytes.end());
     int sets = uniform(0, 3);
     for (int s = 0; s < sets; ++s) {
       std::vector<int> set;
@@ -118,8 +116,10 @@ static StrategyGraph randomGraph(std::mt19937 &rng) {
           set.push_back(v);
       g.liveSets.push_back(set);
     }
-    g.memoryBudgetBytes = std::round(
-        std::uniform_real_distribution<>(0.1, 0.9)(rng) * total / 1e6) * 1e6;
+    g.memoryBudgetBytes =
+        std::round(std::uniform_real_distribution<>(0.1, 0.9)(rng) * total /
+                   1e6) *
+        1e6;
   }
   return g;
 }
@@ -183,8 +183,7 @@ TEST(ShardingILP, MatchesBruteForceOnRandomGraphs) {
         if (exactError.find("memory budget") != std::string::npos)
           EXPECT_EQ(ilpError, exactError);
         else
-          EXPECT_NE(ilpError.find("every plan is forbidden"),
-                    std::string::npos)
+          EXPECT_NE(ilpError.find("every plan is forbidden"), std::string::npos)
               << ilpError;
         continue;
       }
@@ -233,8 +232,7 @@ TEST(ShardingILP, ReshardingOutweighsLocalCost) {
     options.pruneDominated = mode & 1;
     options.mergeFollowers = mode & 2;
     llvm::Expected<Solution> solution = solveILP(g, options);
-    ASSERT_TRUE(static_cast<bool>(solution))
-        << errorText(solution.takeError());
+    ASSERT_TRUE(static_cast<bool>(solution)) << errorText(solution.takeError());
     EXPECT_EQ(solution->choice, (std::vector<int>{1, 1, 1}));
     EXPECT_NEAR(solution->objective, 6e-6, 1e-15);
     EXPECT_TRUE(solution->optimal);
@@ -410,8 +408,7 @@ TEST(ShardingILP, TiesGoToLowerIndices) {
     options.pruneDominated = mode & 1;
     options.mergeFollowers = mode & 2;
     llvm::Expected<Solution> solution = solveILP(g, options);
-    ASSERT_TRUE(static_cast<bool>(solution))
-        << errorText(solution.takeError());
+    ASSERT_TRUE(static_cast<bool>(solution)) << errorText(solution.takeError());
     EXPECT_EQ(solution->choice, (std::vector<int>{0, 0, 0})) << mode;
     EXPECT_EQ(solution->objective, 4);
   }
@@ -426,8 +423,8 @@ TEST(ShardingILP, TiesGoToLowerIndices) {
 /// sometimes an earlier one (skip connections); every third reads an
 /// always-live weight. Live sets are windows of four consecutive ops; with
 /// `budget`, the budget lies between the smallest and largest peaks.
-static StrategyGraph layeredGraph(int numOps, int maxStrategies,
-                                  uint32_t seed, bool budget) {
+static StrategyGraph layeredGraph(int numOps, int maxStrategies, uint32_t seed,
+                                  bool budget) {
   std::mt19937 rng(seed);
   auto uniform = [&](int lo, int hi) {
     return std::uniform_int_distribution<int>(lo, hi)(rng);
@@ -441,16 +438,14 @@ static StrategyGraph layeredGraph(int numOps, int maxStrategies,
   StrategyGraph g;
   std::vector<std::vector<int>> outLayout, inLayout;
   std::vector<double> bytes;
-  auto addNode = [&](const std::string &name, int k, double size,
-                     bool weight) {
+  auto addNode = [&](const std::string &name, int k, double size, bool weight) {
     std::vector<double> cost, memory;
     std::vector<int> outs, ins;
     for (int i = 0; i < k; ++i) {
       outs.push_back(uniform(0, kLayouts - 1));
       ins.push_back(uniform(0, kLayouts - 1));
-      cost.push_back(weight ? 0
-                            : size * 1e-12 * uniform(5, 20) /
-                                  shards[outs.back()]);
+      cost.push_back(
+          weight ? 0 : size * 1e-12 * uniform(5, 20) / shards[outs.back()]);
       memory.push_back(size / shards[outs.back()]);
     }
     g.nodes.push_back(makeNode(name, cost, memory, weight));
@@ -486,8 +481,8 @@ static StrategyGraph layeredGraph(int numOps, int maxStrategies,
     ops.push_back(op);
   }
   for (size_t t = 0; t < ops.size(); ++t)
-    g.liveSets.push_back(std::vector<int>(
-        ops.begin() + std::max<int>(0, t - 3), ops.begin() + t + 1));
+    g.liveSets.push_back(std::vector<int>(ops.begin() + std::max<int>(0, t - 3),
+                                          ops.begin() + t + 1));
   if (budget) {
     std::vector<int> smallest, largest;
     for (const StrategyGraph::Node &node : g.nodes) {
@@ -625,10 +620,9 @@ static StrategyGraph transformerGraph(int numNodes, std::vector<int> sizes,
       int out = layoutOf(outDims);
       node.out.push_back(out);
       node.in.push_back({layoutOf(lhsDims), layoutOf(rhsDims)});
-      double allReduce =
-          reduce > 1 ? 2 * (reduce - 1) / reduce * node.bytes / shards(out) /
-                           1e11
-                     : 0;
+      double allReduce = reduce > 1 ? 2 * (reduce - 1) / reduce * node.bytes /
+                                          shards(out) / 1e11
+                                    : 0;
       cost.push_back(2 * m * k * n / devices / 1e14 + allReduce);
     }
     int v = add(name, node, cost, false);
@@ -650,21 +644,21 @@ static StrategyGraph transformerGraph(int numNodes, std::vector<int> sizes,
     int context = matmul(p + "context", probs, v, t, t, h);
     int proj =
         matmul(p + "proj", context, weightNode(p + "wo", 2 * h * h), t, h, h);
-    int norm1 = elementwise(p + "norm1",
-                            {elementwise(p + "add1", {proj, x}, 2 * t * h)},
-                            2 * t * h);
-    int up = matmul(p + "up", norm1, weightNode(p + "w1", 8 * h * h), t, h,
-                    4 * h);
+    int norm1 =
+        elementwise(p + "norm1",
+                    {elementwise(p + "add1", {proj, x}, 2 * t * h)}, 2 * t * h);
+    int up =
+        matmul(p + "up", norm1, weightNode(p + "w1", 8 * h * h), t, h, 4 * h);
     int act = elementwise(p + "gelu", {up}, 8 * t * h);
-    int down = matmul(p + "down", act, weightNode(p + "w2", 8 * h * h), t,
-                      4 * h, h);
+    int down =
+        matmul(p + "down", act, weightNode(p + "w2", 8 * h * h), t, 4 * h, h);
     x = elementwise(p + "norm2",
                     {elementwise(p + "add2", {down, norm1}, 2 * t * h)},
                     2 * t * h);
   }
   for (size_t i = 0; i < ops.size(); ++i)
-    g.liveSets.push_back(std::vector<int>(
-        ops.begin() + std::max<int>(0, i - 3), ops.begin() + i + 1));
+    g.liveSets.push_back(std::vector<int>(ops.begin() + std::max<int>(0, i - 3),
+                                          ops.begin() + i + 1));
   if (budget) {
     std::vector<int> smallest, largest;
     for (const StrategyGraph::Node &node : g.nodes) {
@@ -735,8 +729,8 @@ TEST(ShardingILP, ReductionsKeepTheOptimumOnTransformerGraphs) {
                 "ILP %.9g (%lld vars, %.2f s)\n",
                 c.nodes, c.budget ? " budget" : "", reduced->objective,
                 reduced->optimal ? "optimal" : "not proven", reduced->gap,
-                reduced->solveSeconds, optimum,
-                (long long)full->numVariables, full->solveSeconds);
+                reduced->solveSeconds, optimum, (long long)full->numVariables,
+                full->solveSeconds);
   }
 }
 
@@ -786,12 +780,11 @@ TEST(ShardingILP, DISABLED_ScalingReport) {
   for (int nodes : {100, 300, 1000})
     for (int axes : {2, 3})
       for (bool budget : {false, true}) {
-        std::vector<int> mesh = axes == 2 ? std::vector<int>{4, 2}
-                                          : std::vector<int>{2, 2, 2};
-        std::string label =
-            llvm::formatv("transformer {0} {1}-D{2}", nodes, axes,
-                          budget ? " budget" : "")
-                .str();
+        std::vector<int> mesh =
+            axes == 2 ? std::vector<int>{4, 2} : std::vector<int>{2, 2, 2};
+        std::string label = llvm::formatv("transformer {0} {1}-D{2}", nodes,
+                                          axes, budget ? " budget" : "")
+                                .str();
         solveAndReport(transformerGraph(nodes, mesh, 25, nodes, budget),
                        label.c_str());
       }

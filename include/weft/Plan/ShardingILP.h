@@ -28,6 +28,12 @@ struct SolveOptions {
   bool pruneDominated = true;
   /// Fold nodes with one strategy / chains into neighbours before solving.
   bool mergeFollowers = true;
+  /// Under a memory budget, reduced ILPs with more variables than this are
+  /// not given to CBC whole (its root alone can take minutes) but solved by
+  /// a Lagrangian relaxation of the memory rows plus CBC on the strategies it
+  /// singles out: a plan within the budget and a lower bound, so `gap` is
+  /// honest but `optimal` rarely set. See docs/Planner-ILP.md.
+  int64_t maxDirectVariables = 5000;
 };
 
 /// A plan and how it was found.
@@ -41,7 +47,8 @@ struct Solution {
   /// Proven optimal by CBC (or trivially).
   bool optimal = false;
   bool hitNodeLimit = false, hitTimeLimit = false;
-  /// Relative optimality gap when not optimal.
+  /// Relative optimality gap when not optimal: (objective - best proven
+  /// lower bound) / objective; +infinity when no bound is known.
   double gap = 0;
   /// Of the ILP actually solved (after merging/pruning).
   int64_t numVariables = 0, numConstraints = 0;
@@ -50,11 +57,12 @@ struct Solution {
   double solveSeconds = 0;
 };
 
-/// Solves the ILP. Errors: invalid graph; infeasible (every choice forbidden,
-/// or a memory budget below the smallest peak any plan needs, which a second
-/// solve finds and the message gives); CBC failure. Deterministic: the same
-/// graph gives the same solution (single thread, fixed seeds, the node limit
-/// as the real limit, ties broken towards lower strategy indices).
+/// Solves the ILP (docs/Planner-ILP.md). Errors: invalid graph or options;
+/// infeasible (every choice forbidden, or a memory budget below the smallest
+/// peak any plan needs, which a second solve finds and the message gives);
+/// CBC failure. Deterministic: the same graph gives the same solution
+/// (single thread, fixed seeds, counted limits, ties broken towards lower
+/// strategy indices) unless the time limit fires.
 llvm::Expected<Solution> solveILP(const StrategyGraph &g,
                                   const SolveOptions &options = {});
 

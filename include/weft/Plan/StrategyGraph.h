@@ -165,8 +165,11 @@ struct ReducedGraph {
   std::vector<Elimination> eliminations;
   int64_t strategiesPruned = 0;
   /// The reductions proved that no plan exists.
-  enum class Infeasible { None, Forbidden, Memory } infeasible =
-      Infeasible::None;
+  enum class Infeasible {
+    None,
+    Forbidden,
+    Memory
+  } infeasible = Infeasible::None;
   /// Why, when `infeasible` is Forbidden (names the node).
   std::string infeasibleReason;
 
@@ -195,10 +198,6 @@ public:
   /// Moves nodes of overflowing rows to smaller strategies, cheapest per
   /// byte saved first, until every row fits; false when stuck.
   bool repair(std::vector<int> &choice) const;
-  /// Path relinking from a plan within the budget towards a cheaper one that
-  /// is not: moves whole connected groups of the nodes where they differ to
-  /// `cheaper`'s strategies, best saving first, while the budget holds.
-  void relink(std::vector<int> &choice, const std::vector<int> &cheaper) const;
   /// The memory rows node v is in.
   const std::vector<int> &rows(int v) const { return rowsOf[v]; }
 
