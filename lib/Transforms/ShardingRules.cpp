@@ -12,6 +12,8 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/TypeSwitch.h"
 
+#include <numeric>
+
 using namespace mlir;
 using namespace mlir::weft;
 using ::weft::plan::AxisList;
@@ -232,8 +234,10 @@ static std::optional<LoopSpace> reshapeLike(Operation *op,
       }
     }
     bool simple = i - gi == 1 && o - go == 1;
-    int loop = b.addLoop(std::min(in[gi], out[go]), LoopKind::Parallel,
-                         /*evenOnly=*/!simple);
+    // A merged group's leading dims line up only when both split evenly:
+    // the gcd makes "the loop splits evenly" mean exactly that.
+    int loop = b.addLoop(simple ? in[gi] : std::gcd(in[gi], out[go]),
+                         LoopKind::Parallel, /*evenOnly=*/!simple);
     inDims[gi] = loop;
     outDims[go] = loop;
   }
@@ -456,18 +460,6 @@ std::optional<LoopSpace> mlir::weft::getLoopSpace(Operation *op) {
 std::vector<LoopAxes>
 mlir::weft::enumerateStrategies(const LoopSpace &space,
                                 ArrayRef<int64_t> meshShape) {
-  // Which loops each operand/result dim belongs to, to check even splits.
-  SmallVector<SmallVector<int64_t>> loopDimSizes(space.sizes.size());
-  auto collect = [&](ArrayRef<SmallVector<int>> all,
-                     ArrayRef<Value> values) {
-    (void)values;
-    for (auto [i, dims] : llvm::enumerate(all))
-      for (auto [d, loop] : llvm::enumerate(dims))
-        if (loop >= 0)
-          loopDimSizes[loop].push_back(space.sizes[loop]);
-  };
-  collect(space.operandDims, {});
-  collect(space.resultDims, {});
   // A loop that no operand or result dim uses cannot be split.
   SmallVector<bool> usable(space.sizes.size(), false);
   for (const auto &dims : space.operandDims)
@@ -504,13 +496,8 @@ mlir::weft::enumerateStrategies(const LoopSpace &space,
       int64_t block = (space.sizes[l] + parts - 1) / parts;
       if (parts > space.sizes[l] || (parts - 1) * block >= space.sizes[l])
         valid = false;
-      for (int64_t size : loopDimSizes[l])
-        if ((parts - 1) * ((size + parts - 1) / parts) >= size)
-          valid = false;
-      if (space.evenOnly[l])
-        for (int64_t size : loopDimSizes[l])
-          if (size % parts != 0)
-            valid = false;
+      if (space.evenOnly[l] && space.sizes[l] % parts != 0)
+        valid = false;
     }
     if (valid)
       strategies.push_back(std::move(strategy));
