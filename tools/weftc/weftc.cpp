@@ -428,6 +428,7 @@ int main(int argc, char **argv) {
   registerCodegenDialects(registry);
   MLIRContext context(registry);
   context.loadAllAvailableDialects();
+  context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler(printDiagnostic);
   StageClock clock;
 
