@@ -25,13 +25,10 @@ using llvm::StringRef;
 
 namespace {
 
-/// The path of a file under examples/clusters, found from this source file
-/// (compiled with its absolute path).
+/// The absolute path of a file under examples/clusters.
 std::string examplePath(StringRef name) {
-  llvm::SmallString<256> path(__FILE__);
-  llvm::sys::path::remove_filename(path);
-  llvm::sys::path::append(path, "..", "..", "examples");
-  llvm::sys::path::append(path, "clusters", name);
+  llvm::SmallString<256> path(WEFT_EXAMPLE_CLUSTERS_DIR);
+  llvm::sys::path::append(path, name);
   return std::string(path);
 }
 
