@@ -34,6 +34,13 @@ def Weft_MatmulOp : Weft_Op<"matmul"> {
     `alpha` and `beta` default to 1; `beta` is meaningful only with a bias.
     Integers wrap on overflow.
 
+    Canonicalization splits a product whose columns are only used in
+    pieces (unit-step slices or a split of the last dimension, as exporters
+    unpack a fused Q, K and V projection) into one product per piece, when
+    the weight (and any per-column bias or following bias add) are weights
+    or constants, whose pieces cost nothing: each projection then has a
+    weight of its own that sharding can split by heads.
+
     ONNX MatMul is this op without flags or bias; ONNX Gemm (rank-2 operands)
     maps `transA`, `transB`, `alpha`, `beta` and `C` to the flags, scales and
     bias. One op covers both so that later passes (sharding, lowering to
@@ -68,6 +75,7 @@ def Weft_MatmulOp : Weft_Op<"matmul"> {
     $lhs `,` $rhs (`,` $bias^)? attr-dict `:` functional-type(operands, results)
   }];
   let hasVerifier = 1;
+  let hasCanonicalizer = 1;
 }
 
 //===----------------------------------------------------------------------===//

@@ -753,11 +753,58 @@ struct SliceOfShape : public OpRewritePattern<SliceOp> {
     return success();
   }
 };
+
+/// slice(weight) with unit steps -> a block of the stored weight: the bytes
+/// are never copied at run time, and a package's weights file holds only
+/// the block.
+struct SliceOfWeight : public OpRewritePattern<SliceOp> {
+  using OpRewritePattern::OpRewritePattern;
+  LogicalResult matchAndRewrite(SliceOp op,
+                                PatternRewriter &rewriter) const override {
+    auto weight = op.getInput().getDefiningOp<WeightOp>();
+    RankedTensorType type = op.getType();
+    auto inputType = cast<RankedTensorType>(op.getInput().getType());
+    if (!weight || op.getDynamicAxes() || !type.hasStaticShape() ||
+        !inputType.hasStaticShape())
+      return failure();
+    FailureOr<SliceParams> params =
+        getSliceParams(op.getStarts(), op.getEnds(), op.getSteps(),
+                       op.getAxes(), std::nullopt);
+    if (failed(params))
+      return failure();
+    // The block of the stored tensor the input already is, then this slice
+    // of it.
+    SmallVector<int64_t> offsets(inputType.getRank(), 0);
+    if (std::optional<ArrayRef<int64_t>> old = weight.getBlockOffsets())
+      offsets.assign(old->begin(), old->end());
+    SmallVector<int64_t> full(inputType.getShape());
+    if (std::optional<ArrayRef<int64_t>> old = weight.getFullShape())
+      full.assign(old->begin(), old->end());
+    for (auto [i, axis] : llvm::enumerate(op.getAxes())) {
+      int64_t start = params->starts[i], end = params->ends[i];
+      if (params->steps[i] != 1 || ShapedType::isDynamic(start) ||
+          ShapedType::isDynamic(end))
+        return failure();
+      SliceRange range =
+          getSliceRange(inputType.getDimSize(axis), start, end, 1);
+      if (range.count != type.getDimSize(axis))
+        return failure();
+      offsets[axis] += range.start;
+    }
+    auto block = WeightOp::create(
+        rewriter, op.getLoc(), type, weight.getNameAttr(), weight.getFileAttr(),
+        weight.getOffsetAttr(), weight.getSizeAttr(), weight.getChecksumAttr(),
+        rewriter.getDenseI64ArrayAttr(offsets),
+        rewriter.getDenseI64ArrayAttr(full));
+    rewriter.replaceOp(op, block.getResult());
+    return success();
+  }
+};
 } // namespace
 
 void SliceOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                           MLIRContext *context) {
-  results.add<SliceOfShape>(context);
+  results.add<SliceOfShape, SliceOfWeight>(context);
 }
 
 //===----------------------------------------------------------------------===//
