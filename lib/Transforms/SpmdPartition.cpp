@@ -13,6 +13,7 @@
 #include "weft/WeftOps.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/Verifier.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/Interfaces/InferTypeOpInterface.h"
@@ -68,6 +69,8 @@ private:
   ArrayRef<int64_t> meshShape;
   int64_t device;
   DenseMap<Value, LocalValue> locals;
+  /// The resharded local values made so far, per original value.
+  DenseMap<Value, SmallVector<std::pair<TensorSharding, Value>>> resharded;
 };
 } // namespace
 
@@ -79,6 +82,11 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Location loc,
     return emitError(loc) << "internal: an operand has no local value";
   if (have.sharding == need)
     return have.value;
+  // Values are resharded once per needed sharding, however many ops use
+  // them so: communicating the same data twice would be pure waste.
+  for (auto &[sharding, value] : resharded[original])
+    if (sharding == need)
+      return value;
   auto type = cast<RankedTensorType>(original.getType());
   ArrayRef<int64_t> shape = type.getShape();
   std::optional<std::vector<plan::ReshardStep>> steps =
@@ -126,6 +134,7 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Location loc,
     }
     current = step.after;
   }
+  resharded[original].push_back({need, value});
   return value;
 }
 
@@ -192,19 +201,31 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       auto type = weight.getType();
       std::vector<int64_t> offsets =
           plan::localOffsets(type.getShape(), sharding, meshShape, device);
+      // The weight may already be a block of the stored tensor (a packed
+      // weight split by canonicalization): the device's block lies inside.
+      SmallVector<int64_t> full(type.getShape());
+      if (std::optional<ArrayRef<int64_t>> outer = weight.getBlockOffsets()) {
+        for (auto [offset, outerOffset] : llvm::zip_equal(offsets, *outer))
+          offset += outerOffset;
+        full.assign(weight.getFullShape()->begin(),
+                    weight.getFullShape()->end());
+      }
       auto localWeight = cast<WeightOp>(local);
       localWeight.setBlockOffsets(offsets);
-      localWeight.setFullShape(type.getShape());
+      localWeight.setFullShape(full);
       localWeight.getResult().setType(RankedTensorType::get(
           localShapeOf(weight.getResult(), sharding), type.getElementType()));
     }
   } else {
-    local = b.clone(*op, mapping);
-    // A reshape's or expand's target shape is the local one.
+    // A reshape's or expand's target shape is the local one (created first:
+    // the clone goes after it).
+    Value localShape;
     if (isa<ReshapeOp, ExpandOp>(op))
-      local->setOperand(
-          1, shapeConstant(b, loc, localShapeOf(op->getResult(0),
-                                                resultSharding(0))));
+      localShape = shapeConstant(
+          b, loc, localShapeOf(op->getResult(0), resultSharding(0)));
+    local = b.clone(*op, mapping);
+    if (localShape)
+      local->setOperand(1, localShape);
     if (auto infer = dyn_cast<InferTypeOpInterface>(local)) {
       SmallVector<Type> inferred;
       if (failed(infer.inferReturnTypes(
@@ -283,5 +304,11 @@ LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device) {
     return module.emitError("spmd partition: no main function");
   SmallVector<int64_t> shape(mesh.getShape());
   Partitioner partitioner(func, shape, device);
-  return partitioner.run();
+  if (failed(partitioner.run()))
+    return failure();
+  // weftc hands the result straight to codegen, which assumes valid IR.
+  if (failed(mlir::verify(module)))
+    return module.emitError("internal: the partitioned program of device ")
+           << device << " does not verify";
+  return success();
 }
