@@ -9,6 +9,7 @@
 #include "weft/Transforms/AutoShard.h"
 #include "weft/Plan/CostModel.h"
 #include "weft/Plan/Sharding.h"
+#include "weft/Transforms/ShardedMemory.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/WeftOps.h"
 
@@ -16,6 +17,7 @@
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InterleavedRange.h"
 
 #include <chrono>
@@ -28,6 +30,9 @@ using ::weft::plan::AxisList;
 using ::weft::plan::TensorSharding;
 
 static constexpr double kInfinity = std::numeric_limits<double>::infinity();
+/// How often a plan over budget (once resharding buffers are counted) is
+/// solved again with a tighter ILP budget before the planner gives up.
+static constexpr int kMaxBudgetTightenings = 8;
 
 std::optional<ShardingMode> mlir::weft::parseShardingMode(StringRef text) {
   return llvm::StringSwitch<std::optional<ShardingMode>>(text)
@@ -122,6 +127,9 @@ public:
 
 private:
   void addNode(PlannedNode node, plan::StrategyGraph::Node graphNode);
+  /// Whether resharding `value` from `from` to `to` needs a collective.
+  bool communicates(Value value, const TensorSharding &from,
+                    const TensorSharding &to) const;
   double reshardSeconds(Value value, const TensorSharding &from,
                         const TensorSharding &to);
   plan::StrategyGraph::Node priceOp(PlannedNode &node);
@@ -194,6 +202,28 @@ double GraphBuilder::reshardSeconds(Value value, const TensorSharding &from,
   return seconds;
 }
 
+bool GraphBuilder::communicates(Value value, const TensorSharding &from,
+                                const TensorSharding &to) const {
+  if (from == to)
+    return false;
+  std::optional<std::vector<plan::ReshardStep>> steps = plan::planReshard(
+      cast<RankedTensorType>(value.getType()).getShape(), from, to,
+      mesh.shape);
+  return !steps || llvm::any_of(*steps, [](const plan::ReshardStep &step) {
+    return step.kind != plan::ReshardKind::LocalSlice;
+  });
+}
+
+TensorSharding mlir::weft::toTensorSharding(ShardingAttr attr) {
+  TensorSharding sharding;
+  for (DenseI16ArrayAttr dim : attr.getDims())
+    sharding.dims.emplace_back(dim.asArrayRef().begin(),
+                               dim.asArrayRef().end());
+  sharding.partial.append(attr.getPartial().asArrayRef().begin(),
+                          attr.getPartial().asArrayRef().end());
+  return sharding;
+}
+
 /// Mode constraints on one strategy.
 bool GraphBuilder::allowed(const PlannedNode &node,
                            const LoopAxes &strategy) const {
@@ -231,21 +261,24 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
     out.name = named.getName().str();
   out.memoryAlwaysLive = isa<WeightOp, ConstantOp>(op);
   if (auto shard = dyn_cast<ShardOp>(op)) {
-    ShardingAttr attr = shard.getSharding();
-    TensorSharding fixed;
-    for (DenseI16ArrayAttr dim : attr.getDims())
-      fixed.dims.emplace_back(dim.asArrayRef().begin(),
-                              dim.asArrayRef().end());
-    fixed.partial.append(attr.getPartial().asArrayRef().begin(),
-                         attr.getPartial().asArrayRef().end());
-    node.fixed = fixed;
+    node.fixed = toTensorSharding(shard.getSharding());
   } else {
     node.space = getLoopSpace(op);
   }
   if (node.space) {
     std::vector<LoopAxes> all = enumerateStrategies(*node.space, mesh.shape);
+    // A weight the user pinned (weft.shard on it, from --sharding-file) is
+    // stored as pinned, whatever the whole-plan mode says: the pin is the
+    // more specific request, and storing it whole and slicing locally would
+    // not save the memory the pin asks for.
+    std::optional<TensorSharding> pinned;
+    if (isa<WeightOp>(op))
+      for (Operation *user : op->getUsers())
+        if (auto shard = dyn_cast<ShardOp>(user))
+          pinned = toTensorSharding(shard.getSharding());
     for (LoopAxes &s : all)
-      if (allowed(node, s))
+      if (pinned ? resultSharding(*node.space, 0, s) == *pinned
+                 : allowed(node, s))
         node.strategies.push_back(std::move(s));
     // Data parallel asks every op to use the whole mesh where it can.
     if (options.mode == ShardingMode::DataParallel && !isa<WeightOp>(op)) {
@@ -363,6 +396,12 @@ plan::StrategyGraph GraphBuilder::build() {
     edge.from = from;
     edge.to = to;
     bool anyCost = false;
+    // A weight is stored in a sharding that its consumers read without
+    // communicating (or slice locally). Gathering it at the use, as ZeRO
+    // does, would save memory only if the gathered copy were priced at the
+    // point of use, which the live sets (one size per node strategy) cannot
+    // express; so it is not a choice.
+    bool storedWhole = source.op && isa<WeightOp, ConstantOp>(source.op);
     // Distinct shardings first: many strategies share them.
     std::vector<TensorSharding> needs;
     for (unsigned t = 0; t < toStrategies; ++t)
@@ -372,6 +411,8 @@ plan::StrategyGraph GraphBuilder::build() {
       std::vector<double> row;
       for (unsigned t = 0; t < toStrategies; ++t) {
         double seconds = reshardSeconds(value, have, needs[t]);
+        if (storedWhole && communicates(value, have, needs[t]))
+          seconds = kInfinity;
         if (free && seconds != kInfinity)
           seconds = 0;
         anyCost |= seconds != 0;
@@ -516,13 +557,14 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
           .count();
 
+  auto planError = [&]() {
+    return module.emitError("sharding plan for mesh [")
+           << llvm::interleaved(mesh.shape) << "]: ";
+  };
   llvm::Expected<plan::Solution> solution =
       plan::solveILP(graph, options.solve);
   if (!solution)
-    return module.emitError("sharding plan for mesh [")
-           << llvm::interleaved(mesh.shape)
-           << "]: " << llvm::toString(solution.takeError());
-  report.solution = *solution;
+    return planError() << llvm::toString(solution.takeError());
 
   // Declare the mesh, then annotate.
   OpBuilder b(module.getContext());
@@ -531,5 +573,33 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
   b.setInsertionPointToStart(module.getBody());
   MeshOp::create(b, module.getLoc(), kMeshName, mesh.shape);
   builder.annotate(*solution, module);
+
+  // The ILP prices each op's results, not the buffers resharding adds
+  // (they depend on two ops' choices): count the whole plan, and while it
+  // is over budget, solve again with the ILP's budget lowered by the excess.
+  double budget = graph.memoryBudgetBytes;
+  ShardedMemory memory = countShardedMemory(func, mesh.shape);
+  for (int attempt = 1; memory.peakBytes > budget; ++attempt) {
+    if (attempt > kMaxBudgetTightenings)
+      return planError() << llvm::formatv(
+                 "memory budget too small: the best plan found needs {0} "
+                 "({1:F0} bytes) per device, {2} of it buffers for "
+                 "resharding; the budget is {3} ({4:F0} bytes)",
+                 plan::formatBytes(memory.peakBytes), memory.peakBytes,
+                 plan::formatBytes(memory.reshardBytesAtPeak),
+                 plan::formatBytes(budget), budget);
+    graph.memoryBudgetBytes -= memory.peakBytes - budget;
+    solution = plan::solveILP(graph, options.solve);
+    if (!solution) {
+      llvm::consumeError(solution.takeError());
+      attempt = kMaxBudgetTightenings; // Report the last plan's need.
+      continue;
+    }
+    builder.annotate(*solution, module);
+    memory = countShardedMemory(func, mesh.shape);
+    ++report.budgetTightenings;
+  }
+  report.solution = *solution;
+  report.memory = memory;
   return success();
 }

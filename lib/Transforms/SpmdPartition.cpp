@@ -25,15 +25,6 @@ using ::weft::plan::AxisList;
 using ::weft::plan::TensorSharding;
 namespace plan = ::weft::plan;
 
-static TensorSharding fromAttr(ShardingAttr attr) {
-  TensorSharding s;
-  for (DenseI16ArrayAttr dim : attr.getDims())
-    s.dims.emplace_back(dim.asArrayRef().begin(), dim.asArrayRef().end());
-  s.partial.append(attr.getPartial().asArrayRef().begin(),
-                   attr.getPartial().asArrayRef().end());
-  return s;
-}
-
 static DenseI16ArrayAttr axesAttr(MLIRContext *context, const AxisList &axes) {
   SmallVector<int16_t> values(axes.begin(), axes.end());
   return DenseI16ArrayAttr::get(context, values);
@@ -153,7 +144,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   auto resultSharding = [&](unsigned i) {
     if (resultAttrs && i < resultAttrs.size())
       if (auto attr = dyn_cast<ShardingAttr>(resultAttrs[i]))
-        return fromAttr(attr);
+        return toTensorSharding(attr);
     return TensorSharding::replicated(
         cast<RankedTensorType>(op->getResult(i).getType()).getRank());
   };
@@ -179,7 +170,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
       mapping.map(operand, *whole);
       continue;
     }
-    TensorSharding need = attr ? fromAttr(cast<ShardingAttr>(attr))
+    TensorSharding need = attr ? toTensorSharding(cast<ShardingAttr>(attr))
                                : TensorSharding::replicated(type.getRank());
     FailureOr<Value> local = reshard(b, loc, operand, need);
     if (failed(local))
@@ -189,7 +180,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 
   if (auto shard = dyn_cast<ShardOp>(op)) {
     locals[shard.getResult()] = {mapping.lookup(shard.getInput()),
-                                 fromAttr(shard.getSharding())};
+                                 toTensorSharding(shard.getSharding())};
     return success();
   }
 

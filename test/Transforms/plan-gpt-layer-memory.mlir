@@ -1,10 +1,11 @@
 // Fixed decisions under a memory budget, on the batch-64 GPT layer whose
 // throughput plan is data parallel (403 MB of f16 weights on every GPU):
-// - with 300 MB per GPU the weights no longer fit whole, and the plan shards
-//   them (column-parallel Q, K, V and first MLP matmul);
+// - with 380 MB per GPU the weights no longer fit whole, and the plan shards
+//   them (column-parallel Q, K, V and first MLP matmul). The 64 MB input and
+//   output, whole on every GPU, count too;
 // - with 120 MB no plan fits, and the error gives the budget and the
 //   smallest need found.
-// RUN: weft-opt --canonicalize --weft-auto-shard="cluster=dgx-h100x8 objective=throughput device-memory=300MB" --weft-spmd-partition="device=0" %S/Inputs/gpt-layer-h4096-b64.mlir | FileCheck %s
+// RUN: weft-opt --canonicalize --weft-auto-shard="cluster=dgx-h100x8 objective=throughput device-memory=380MB" --weft-spmd-partition="device=0" %S/Inputs/gpt-layer-h4096-b64.mlir | FileCheck %s
 // RUN: not weft-opt --mlir-print-op-on-diagnostic=false --canonicalize --weft-auto-shard="cluster=dgx-h100x8 objective=throughput device-memory=120MB" %S/Inputs/gpt-layer-h4096-b64.mlir 2>&1 | FileCheck %s --check-prefix=TOO-SMALL
 
 // CHECK-COUNT-3: weft.weight "h0.attn.qkv.weight" {{.*}}: tensor<4096x512xf16>

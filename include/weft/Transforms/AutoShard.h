@@ -11,7 +11,10 @@
 #define WEFT_TRANSFORMS_AUTOSHARD_H
 
 #include "weft/Plan/Cluster.h"
+#include "weft/Plan/Sharding.h"
 #include "weft/Plan/ShardingILP.h"
+#include "weft/Transforms/ShardedMemory.h"
+#include "weft/WeftOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -60,6 +63,12 @@ struct AutoShardReport {
   int64_t strategies = 0;
   double buildSeconds = 0;
   double memoryBudgetBytes = 0;
+  /// The plan's memory per device, resharding buffers included (the ILP's
+  /// own figure, solution.peakMemoryBytes, counts op results only).
+  ShardedMemory memory;
+  /// Times the ILP was solved again with a tighter budget because the
+  /// buffers resharding adds took the plan over the budget.
+  int budgetTightenings = 0;
 };
 
 /// Module attribute names the planner writes.
@@ -85,6 +94,9 @@ LogicalResult buildAutoShardOptions(ModuleOp module, llvm::StringRef cluster,
                                     llvm::StringRef objective,
                                     llvm::StringRef deviceMemory,
                                     AutoShardOptions &options);
+
+/// The planner's form of a sharding attribute (the mesh is implied).
+plan::TensorSharding toTensorSharding(ShardingAttr attr);
 
 /// Parses a --sharding value.
 std::optional<ShardingMode> parseShardingMode(llvm::StringRef text);

@@ -1,0 +1,198 @@
+//===- ShardedMemory.cpp - Memory a sharded program holds per device ------===//
+//
+// Mirrors weft-spmd-partition's buffers (SpmdPartition.cpp) without building
+// them: the same shardings, the same resharding plans, the same reuse of a
+// value resharded once per needed sharding.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Transforms/ShardedMemory.h"
+#include "weft/Plan/Sharding.h"
+#include "weft/Transforms/AutoShard.h"
+#include "weft/WeftOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::weft;
+using ::weft::plan::TensorSharding;
+
+/// Buffers are this aligned in the arena and the weights file.
+static constexpr double kAlignment = 64;
+
+namespace {
+class MemoryCounter {
+public:
+  MemoryCounter(func::FuncOp func, ArrayRef<int64_t> meshShape)
+      : func(func), meshShape(meshShape) {}
+  ShardedMemory count();
+
+private:
+  /// Bytes of the largest device's block of `value` in `sharding`.
+  double localBytes(Value value, const TensorSharding &sharding) const {
+    auto type = cast<RankedTensorType>(value.getType());
+    std::vector<int64_t> shape =
+        plan::largestLocalShape(type.getShape(), sharding, meshShape);
+    double elements = 1;
+    for (int64_t d : shape)
+      elements *= static_cast<double>(d);
+    double bits = type.getElementType().getIntOrFloatBitWidth();
+    double bytes = elements * std::max(bits, 8.0) / 8;
+    return std::ceil(bytes / kAlignment) * kAlignment;
+  }
+  TensorSharding resultSharding(Value value) const;
+  TensorSharding neededSharding(Operation *user, unsigned index) const;
+  /// A buffer live over program points [start, end].
+  void addBuffer(double bytes, int start, int end, bool reshard) {
+    if (bytes > 0)
+      buffers.push_back({bytes, start, end, reshard});
+  }
+
+  struct Buffer {
+    double bytes;
+    int start, end;
+    bool reshard;
+  };
+  func::FuncOp func;
+  ArrayRef<int64_t> meshShape;
+  std::vector<Buffer> buffers;
+};
+} // namespace
+
+TensorSharding MemoryCounter::resultSharding(Value value) const {
+  auto type = cast<RankedTensorType>(value.getType());
+  if (auto result = dyn_cast<OpResult>(value))
+    if (auto attrs =
+            result.getOwner()->getAttrOfType<ArrayAttr>(kShardingAttr))
+      if (result.getResultNumber() < attrs.size())
+        if (auto attr =
+                dyn_cast<ShardingAttr>(attrs[result.getResultNumber()]))
+          return toTensorSharding(attr);
+  return TensorSharding::replicated(type.getRank());
+}
+
+TensorSharding MemoryCounter::neededSharding(Operation *user,
+                                             unsigned index) const {
+  auto type = cast<RankedTensorType>(user->getOperand(index).getType());
+  if (auto attrs = user->getAttrOfType<ArrayAttr>(kOperandShardingAttr))
+    if (index < attrs.size())
+      if (auto attr = dyn_cast<ShardingAttr>(attrs[index]))
+        return toTensorSharding(attr);
+  // Not data (unit) or not annotated: the partitioner makes it whole.
+  return TensorSharding::replicated(type.getRank());
+}
+
+ShardedMemory MemoryCounter::count() {
+  Block &body = func.getBody().front();
+  Operation *terminator = body.getTerminator();
+  llvm::DenseMap<Operation *, int> position;
+  for (Operation &op : body)
+    position[&op] = position.size();
+  int end = position.size() - 1;
+
+  // Last use of each value, and of each (value, needed sharding) pair that
+  // needs a resharding buffer: the partitioner keeps one per pair.
+  llvm::DenseMap<Value, int> lastUse;
+  std::map<std::pair<const void *, std::string>, std::pair<int, int>>
+      reshards; // -> (first use, last use)
+  std::map<std::pair<const void *, std::string>, std::pair<Value, TensorSharding>>
+      reshardOf;
+  for (Operation &op : body) {
+    int at = position[&op];
+    for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
+      if (!isa<RankedTensorType>(operand.getType()))
+        continue;
+      // Results leave through the program's output buffers, counted whole
+      // below; a gathered result is made in its output buffer.
+      if (&op == terminator)
+        continue;
+      lastUse[operand] = at;
+      TensorSharding need = neededSharding(&op, i);
+      if (need == resultSharding(operand))
+        continue;
+      auto key = std::make_pair(operand.getAsOpaquePointer(), need.str());
+      auto [it, inserted] = reshards.try_emplace(key, at, at);
+      it->second.second = at;
+      if (inserted)
+        reshardOf.emplace(key, std::make_pair(operand, need));
+    }
+  }
+
+  // Inputs and outputs have buffers of their own for the whole run, whole
+  // on every device; a result returned as it is made is made there.
+  ShardedMemory memory;
+  auto whole = [](Value value) {
+    return TensorSharding::replicated(
+        cast<RankedTensorType>(value.getType()).getRank());
+  };
+  for (BlockArgument arg : body.getArguments())
+    memory.residentBytes += localBytes(arg, whole(arg));
+  llvm::DenseSet<Value> madeInOutput;
+  for (Value result : terminator->getOperands()) {
+    memory.residentBytes += localBytes(result, whole(result));
+    if (resultSharding(result) == whole(result))
+      madeInOutput.insert(result);
+  }
+  for (Operation &op : body) {
+    if (&op == terminator)
+      continue;
+    bool resident = isa<WeightOp, ConstantOp>(op);
+    for (Value result : op.getResults()) {
+      if (!isa<RankedTensorType>(result.getType()))
+        continue;
+      double bytes = localBytes(result, resultSharding(result));
+      // weft.shard's result is its resharded operand, counted there.
+      if (isa<ShardOp>(op) || madeInOutput.contains(result))
+        continue;
+      if (resident) {
+        memory.residentBytes += bytes;
+        continue;
+      }
+      int at = position[&op];
+      auto it = lastUse.find(result);
+      addBuffer(bytes, at, it == lastUse.end() ? at : it->second, false);
+    }
+  }
+  for (auto &[key, span] : reshards) {
+    auto &[value, need] = reshardOf.at(key);
+    addBuffer(localBytes(value, need), span.first, span.second, true);
+    // Multi-step reshardings hold each step's output while the next is
+    // made; the intermediates die at the user.
+    auto type = cast<RankedTensorType>(value.getType());
+    std::optional<std::vector<plan::ReshardStep>> steps = plan::planReshard(
+        type.getShape(), resultSharding(value), need, meshShape);
+    if (steps && steps->size() > 1)
+      for (size_t s = 0; s + 1 < steps->size(); ++s)
+        addBuffer(localBytes(value, (*steps)[s].after), span.first,
+                  span.first, true);
+  }
+
+  // Sweep the program points.
+  std::vector<double> delta(end + 2, 0), reshardDelta(end + 2, 0);
+  for (const Buffer &b : buffers) {
+    delta[b.start] += b.bytes;
+    delta[b.end + 1] -= b.bytes;
+    if (b.reshard) {
+      reshardDelta[b.start] += b.bytes;
+      reshardDelta[b.end + 1] -= b.bytes;
+    }
+  }
+  double live = 0, reshardLive = 0;
+  memory.peakBytes = memory.residentBytes;
+  for (int i = 0; i <= end; ++i) {
+    live += delta[i];
+    reshardLive += reshardDelta[i];
+    if (memory.residentBytes + live > memory.peakBytes) {
+      memory.peakBytes = memory.residentBytes + live;
+      memory.reshardBytesAtPeak = reshardLive;
+    }
+  }
+  return memory;
+}
+
+ShardedMemory mlir::weft::countShardedMemory(func::FuncOp func,
+                                             ArrayRef<int64_t> meshShape) {
+  return MemoryCounter(func, meshShape).count();
+}
