@@ -90,7 +90,7 @@ int main(int argc, char **argv) {
     os << "weft-translate (Weft) " << WEFT_VERSION_STRING << "\n"
        << "  built on LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Weft model importer\n\n"

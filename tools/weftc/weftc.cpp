@@ -1,13 +1,18 @@
 //===- weftc.cpp - The Weft compiler driver -------------------------------===//
 //
 // weftc MODEL -o OUT/ [--input-shape=NAME=D0xD1x...]... [--target=cpu]
-//       [--mcpu=CPU] [--mattr=FEATURES] [--emit=mlir|llvm|obj|exe|lib]
+//       [--mcpu=CPU] [--mattr=FEATURES] [--emit=mlir|llvm|obj|exe|lib|plan]
+//       [--cluster=SPEC] [--mesh=AxB] [--sharding=auto|dp|tp|replicate]
+//       [--sharding-file=F.json] [--report]
 //
 // Imports an ONNX model, lowers it to a device program, emits native code in
 // process and links a package. Exit codes follow Weft's command-line
 // contract: 0 success, 1 bad model or options, 70 internal error.
 //
 //===----------------------------------------------------------------------===//
+
+#include "PlanReport.h"
+#include "ShardingFile.h"
 
 #include "weft/Codegen/ObjectEmitter.h"
 #include "weft/Codegen/Package.h"
@@ -90,6 +95,12 @@ static cl::opt<std::string> shardingFlag(
     cl::desc("How to split the model: auto (the ILP decides), dp (weights "
              "replicated), tp (weights split over all devices), replicate"),
     cl::init("auto"), cl::cat(category));
+static cl::opt<std::string> shardingFile(
+    "sharding-file",
+    cl::desc("Constraints on single tensors, added to --sharding's: a JSON "
+             "file {\"ONNX tensor name\": {\"dims\": [[mesh axes] per "
+             "dimension]}, ...} (docs/Sharding.md)"),
+    cl::value_desc("file.json"), cl::init(""), cl::cat(category));
 static cl::opt<std::string>
     objectiveFlag("objective", cl::desc("latency or throughput"),
                   cl::init("latency"), cl::cat(category));
@@ -115,6 +126,12 @@ static cl::opt<bool> reportMemory(
     "report-memory",
     cl::desc("Print the memory plan: buffers, their bytes, the arena's "
              "planned peak"),
+    cl::cat(category));
+static cl::opt<bool> reportPlan(
+    "report",
+    cl::desc("Print the sharding plan as a table: each op's shape, sharding, "
+             "collectives and predicted time, then devices, totals and the "
+             "ILP (stdout; stderr when -o - writes there)"),
     cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"),
                            cl::cat(category));
@@ -232,13 +249,6 @@ struct StageClock {
   }
 };
 
-/// Bytes of a ranked tensor value.
-static double valueBytes(Value v) {
-  auto type = cast<RankedTensorType>(v.getType());
-  unsigned bits = type.getElementTypeBitWidth();
-  return static_cast<double>(type.getNumElements()) * (bits == 1 ? 1 : bits / 8);
-}
-
 /// The work of a device program, from the ops' sharding rules.
 static double programFlops(ModuleOp module) {
   double flops = 0;
@@ -249,133 +259,13 @@ static double programFlops(ModuleOp module) {
   return flops;
 }
 
-/// What plan.json says of one device.
-struct DeviceSummary {
-  int64_t weightBytes = 0, arenaBytes = 0;
-  double flops = 0;
-  int program = 0;
-};
-
-/// plan.json: the planner's figures, each op's sharding and predicted time,
-/// the collectives device 0's program performs, and per-device figures.
-static std::string planJson(ModuleOp planned, ModuleOp device0,
-                            const AutoShardOptions &options,
-                            const AutoShardReport &report,
-                            ArrayRef<DeviceSummary> devices) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  llvm::json::OStream json(os, 2);
-  const plan::Mesh &mesh = options.cluster.meshes[options.mesh];
-  auto nameOf = [](Operation *op) {
-    std::string name;
-    op->getLoc()->walk([&](Location loc) {
-      if (auto named = dyn_cast<NameLoc>(loc)) {
-        name = named.getName().str();
-        return WalkResult::interrupt();
-      }
-      return WalkResult::advance();
-    });
-    return name;
-  };
-  auto toText = [](Attribute attr) {
-    std::string s;
-    llvm::raw_string_ostream o(s);
-    attr.print(o);
-    return s;
-  };
-  json.object([&] {
-    json.attribute("format", "weft-plan");
-    json.attribute("version", 1);
-    json.attribute("cluster", options.cluster.name);
-    json.attributeArray("mesh", [&] {
-      for (int64_t d : mesh.shape)
-        json.value(d);
-    });
-    json.attribute("memory_budget_bytes", report.memoryBudgetBytes);
-    const plan::Solution &sol = report.solution;
-    json.attributeObject("ilp", [&] {
-      json.attribute("nodes", report.graphNodes);
-      json.attribute("edges", report.graphEdges);
-      json.attribute("strategies", report.strategies);
-      json.attribute("live_sets", report.liveSets);
-      json.attribute("variables", sol.numVariables);
-      json.attribute("constraints", sol.numConstraints);
-      json.attribute("nodes_after_reduction", sol.nodesAfterReduction);
-      json.attribute("build_seconds", report.buildSeconds);
-      json.attribute("solve_seconds", sol.solveSeconds);
-      json.attribute("optimal", sol.optimal);
-      json.attribute("gap", sol.gap);
-      json.attribute("hit_node_limit", sol.hitNodeLimit);
-      json.attribute("hit_time_limit", sol.hitTimeLimit);
-    });
-    double total = 0;
-    json.attributeArray("ops", [&] {
-      auto func = planned.lookupSymbol<func::FuncOp>("main");
-      func.walk([&](Operation *op) {
-        auto shardings = op->getAttrOfType<ArrayAttr>(kShardingAttr);
-        if (!shardings)
-          return;
-        double seconds = 0;
-        if (auto t = op->getAttrOfType<FloatAttr>(kPredictedSecondsAttr))
-          seconds = t.getValueAsDouble();
-        total += seconds;
-        json.object([&] {
-          json.attribute("name", nameOf(op));
-          json.attribute("op", op->getName().getStringRef());
-          json.attributeArray("results", [&] {
-            for (Attribute a : shardings)
-              json.value(toText(a));
-          });
-          json.attribute("predicted_seconds", seconds);
-        });
-      });
-    });
-    json.attributeArray("collectives", [&] {
-      device0.walk([&](Operation *op) {
-        if (!isa<AllReduceOp, AllGatherOp, ReduceScatterOp, AllToAllOp,
-                 LocalSliceOp>(op))
-          return;
-        json.object([&] {
-          json.attribute("kind", op->getName().stripDialect());
-          json.attribute("for", nameOf(op));
-          auto axes = op->getAttrOfType<DenseI16ArrayAttr>("axes");
-          json.attributeArray("axes", [&] {
-            for (int16_t a : axes.asArrayRef())
-              json.value(a);
-          });
-          json.attribute("input_bytes", valueBytes(op->getOperand(0)));
-          json.attribute("output_bytes", valueBytes(op->getResult(0)));
-        });
-      });
-    });
-    json.attributeArray("devices", [&] {
-      for (auto [k, d] : llvm::enumerate(devices))
-        json.object([&] {
-          json.attribute("id", static_cast<int64_t>(k));
-          json.attribute("program", d.program);
-          json.attribute("weight_bytes", d.weightBytes);
-          json.attribute("arena_bytes", d.arenaBytes);
-          json.attribute("memory_bytes", d.weightBytes + d.arenaBytes);
-          json.attribute("flops", d.flops);
-        });
-    });
-    json.attributeObject("totals", [&] {
-      json.attribute("predicted_seconds", total);
-      json.attribute("objective_seconds", report.solution.objective);
-      json.attribute("peak_memory_bytes", report.solution.peakMemoryBytes);
-    });
-  });
-  os << "\n";
-  return text;
-}
-
 int main(int argc, char **argv) {
   llvm::InitLLVM y(argc, argv);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "weftc (Weft) " << WEFT_VERSION_STRING << "\n"
        << "  built on LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
   });
-  cl::HideUnrelatedOptions({&category, &cl::getGeneralCategory()});
+  cl::HideUnrelatedOptions(category);
   cl::ParseCommandLineOptions(
       argc, argv,
       "Weft compiler: ONNX model -> native package\n\n"
@@ -390,6 +280,16 @@ int main(int argc, char **argv) {
       "  weftc model.onnx -o lib/ --emit=lib            # shared library + "
       "C header\n"
       "  weftc model.onnx -o model.ll --emit=llvm       # stop at LLVM IR\n"
+      "\nSeveral devices (docs/Sharding.md):\n"
+      "  weftc model.onnx -o out/ --cluster cpu:4 --mesh 2x2 --sharding tp\n"
+      "  weftc model.onnx -o plan/ --emit=plan --cluster cpu:4 --report\n"
+      "                                                 # print the plan\n"
+      "  weftc model.onnx -o out/ --cluster cpu:4 --mesh 2x2 \\\n"
+      "        --sharding-file=shard.json               # pin some tensors\n"
+      "  where shard.json holds, for each ONNX tensor to pin, the mesh axes\n"
+      "  each of its dimensions is split over ([] keeps it whole):\n"
+      "    {\"input\": {\"dims\": [[0], []]}, \"fc1.weight\": {\"dims\": "
+      "[[], [1]]}}\n"
       "\nExit codes: 0 success, 1 bad model or options, 70 internal "
       "error.\n");
 
@@ -432,8 +332,10 @@ int main(int argc, char **argv) {
   context.getDiagEngine().registerHandler(printDiagnostic);
   StageClock clock;
 
+  ImportedTensors tensors;
   OwningOpRef<ModuleOp> module =
-      importOnnxFile(&context, modelPath, importOptions);
+      importOnnxFile(&context, modelPath, importOptions,
+                     shardingFile.empty() ? nullptr : &tensors);
   if (!module)
     return kExitBadInput;
   clock.lap("import");
@@ -444,11 +346,42 @@ int main(int argc, char **argv) {
     return kExitBadInput;
   std::vector<TensorDescription> inputs = describe(func, false);
 
+  // The planner's options before anything else: a sharding file is checked
+  // against the mesh.
+  AutoShardOptions shardOptions;
+  if (failed(buildAutoShardOptions(*module, clusterName, meshFlag,
+                                   shardingFlag, objectiveFlag,
+                                   deviceMemoryFlag, shardOptions)))
+    return kExitBadInput;
+  const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
+  int64_t numDevices = mesh.size();
+  if (reportPlan && numDevices == 1 && emitKind != EmitKind::Plan)
+    return fail("--report prints a multi-device plan; with one device add "
+                "--emit=plan to see it (--report-memory prints the memory "
+                "plan)");
+  std::vector<std::string> constrained;
+  if (!shardingFile.empty()) {
+    if (numDevices == 1)
+      return fail("--sharding-file says how tensors are split over devices, "
+                  "but cluster '" + shardOptions.cluster.name +
+                  "' gives a mesh of one device; give more, e.g. "
+                  "--cluster cpu:4");
+    // Before the canonicalizer, which folds and replaces the ops the names
+    // point to.
+    if (failed(applyShardingFile(*module, shardingFile, mesh.shape, tensors,
+                                 constrained)))
+      return kExitBadInput;
+  }
+
   // Shapes first: every result must be static once the inputs are.
   {
     PassManager pm(&context);
     pm.addPass(createCanonicalizerPass());
     if (failed(pm.run(*module)))
+      return kExitBadInput;
+    if (!shardingFile.empty() &&
+        failed(checkConstraintsAfterFolding(*module, shardingFile,
+                                            constrained)))
       return kExitBadInput;
     std::string dynamic;
     func.walk([&](Operation *op) {
@@ -470,12 +403,6 @@ int main(int argc, char **argv) {
   std::string modelName = llvm::sys::path::filename(modelPath).str();
 
   // Multi-device: plan, then partition and compile each device's program.
-  AutoShardOptions shardOptions;
-  if (failed(buildAutoShardOptions(*module, clusterName, meshFlag,
-                                   shardingFlag, objectiveFlag,
-                                   deviceMemoryFlag, shardOptions)))
-    return kExitBadInput;
-  int64_t numDevices = shardOptions.cluster.meshes[0].size();
   if (numDevices > 1 || emitKind == EmitKind::Plan) {
     if (emitKind == EmitKind::Lib && numDevices > 1)
       return fail("--emit=lib is single-device (the embedding API runs one "
@@ -507,7 +434,7 @@ int main(int argc, char **argv) {
     contents.features = mattr;
     contents.inputs = inputs;
     contents.outputs = outputs;
-    contents.meshShape = shardOptions.cluster.meshes[0].shape;
+    contents.meshShape = mesh.shape;
     std::vector<DeviceSummary> summaries(numDevices);
     std::map<std::string, int> programIndex;
     OwningOpRef<ModuleOp> device0;
@@ -564,11 +491,15 @@ int main(int argc, char **argv) {
           {it->second, weightsPath.str().str(), weights.bytes, sha256});
     }
     clock.lap("codegen");
-    contents.planJson =
-        planJson(*module, *device0, shardOptions, report, summaries);
+    PlanSummary planSummary =
+        summarizePlan(*module, *device0, shardOptions, report, summaries,
+                      /*compiled=*/emitKind != EmitKind::Plan, modelName);
+    contents.planJson = planJson(planSummary);
+    // Text for people goes where the plan does not.
+    llvm::raw_ostream &info = outputPath == "-" ? llvm::errs() : llvm::outs();
     if (emitKind == EmitKind::Plan) {
       SmallString<256> planPath(outputPath);
-      if (!StringRef(outputPath).ends_with(".json")) {
+      if (outputPath != "-" && !StringRef(outputPath).ends_with(".json")) {
         if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
           return fail("cannot create " + outputPath + ": " + ec.message());
         llvm::sys::path::append(planPath, "plan.json");
@@ -585,27 +516,29 @@ int main(int argc, char **argv) {
         return kExitInternal;
       clock.lap("link");
     }
+    if (reportPlan)
+      printPlanReport(planSummary, info);
     if (!quiet) {
       const plan::Solution &sol = report.solution;
-      llvm::outs() << "weftc: planned " << modelName << " for "
-                   << shardOptions.cluster.name << ", mesh "
-                   << llvm::interleaved(contents.meshShape, "x") << " into "
-                   << outputPath << "\n"
-                   << llvm::formatv("  ilp: {0} nodes, {1} variables, {2} "
-                                    "constraints, solved in {3:f2} s{4}\n",
-                                    report.graphNodes, sol.numVariables,
-                                    sol.numConstraints, sol.solveSeconds,
-                                    sol.optimal ? " (optimal)" : "")
-                   << llvm::formatv("  predicted: {0:f3} ms per run, peak "
-                                    "{1:f1} MB per device\n",
-                                    sol.objective * 1e3,
-                                    sol.peakMemoryBytes / 1e6);
+      info << "weftc: planned " << modelName << " for "
+           << shardOptions.cluster.name << ", mesh "
+           << llvm::interleaved(contents.meshShape, "x") << " into "
+           << outputPath << "\n"
+           << llvm::formatv("  ilp: {0} nodes, {1} variables, {2} "
+                            "constraints, solved in {3:f2} s{4}\n",
+                            report.graphNodes, sol.numVariables,
+                            sol.numConstraints, sol.solveSeconds,
+                            sol.optimal ? " (optimal)" : "")
+           << llvm::formatv("  predicted: {0:f3} ms per run, peak "
+                            "{1:f1} MB per device\n",
+                            sol.objective * 1e3,
+                            report.memory.peakBytes / 1e6);
       for (auto [k, d] : llvm::enumerate(summaries))
-        llvm::outs() << llvm::formatv(
+        info << llvm::formatv(
             "  device {0}: program {1}, weights {2} bytes, arena {3} bytes, "
             "{4:e2} FLOPs\n",
             k, d.program, d.weightBytes, d.arenaBytes, d.flops);
-      llvm::outs() << clock.lines;
+      info << clock.lines;
     }
     return 0;
   }

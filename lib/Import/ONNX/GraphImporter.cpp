@@ -561,7 +561,32 @@ LogicalResult GraphImporter::createReturn() {
   return success();
 }
 
-LogicalResult GraphImporter::importInto(ModuleOp module) {
+void GraphImporter::collectTensors(
+    const llvm::SmallPtrSetImpl<Operation *> &erased,
+    ImportedTensors &tensors) {
+  // Runs before the erasure: every value here is still alive.
+  for (const auto &entry : values) {
+    Operation *def = entry.getValue().getDefiningOp();
+    if (def && erased.contains(def))
+      tensors.dropped.insert(entry.getKey());
+    else
+      tensors.values[entry.getKey()] = entry.getValue();
+  }
+  auto noteDeclared = [&](const std::string &name) {
+    if (!name.empty() && !tensors.values.contains(name))
+      tensors.dropped.insert(name);
+  };
+  for (const onnx::ValueInfoProto &input : graph.input())
+    noteDeclared(input.name());
+  for (const onnx::TensorProto &init : graph.initializer())
+    noteDeclared(init.name());
+  for (const onnx::NodeProto &node : graph.node())
+    for (const std::string &output : node.output())
+      noteDeclared(output);
+}
+
+LogicalResult GraphImporter::importInto(ModuleOp module,
+                                        ImportedTensors *tensors) {
   if (failed(checkOpsetsAndDomains()) || failed(checkNodesSupported()))
     return failure();
   if (source.canReferToModelFile)
@@ -570,10 +595,25 @@ LogicalResult GraphImporter::importInto(ModuleOp module) {
       failed(createReturn()))
     return failure();
   // Folding during import leaves constants (and unused nodes' results)
-  // behind; drop what nothing uses, last first so chains go too.
+  // behind; drop what nothing uses, last first so chains go too. The set is
+  // found before anything is erased, so that names bound to erased ops can
+  // be dropped without touching their values.
   Block &body = function.getBody().front();
+  llvm::SmallPtrSet<Operation *, 32> erased;
+  for (Operation &op : llvm::reverse(body)) {
+    if (!wouldOpBeTriviallyDead(&op))
+      continue;
+    bool unused = llvm::all_of(op.getUsers(), [&](Operation *user) {
+      Operation *inBody = body.findAncestorOpInBlock(*user);
+      return inBody && erased.contains(inBody);
+    });
+    if (unused)
+      erased.insert(&op);
+  }
+  if (tensors)
+    collectTensors(erased, *tensors);
   for (Operation &op : llvm::make_early_inc_range(llvm::reverse(body)))
-    if (isOpTriviallyDead(&op))
+    if (erased.contains(&op))
       op.erase();
   module->setAttr("weft.opset", builder.getI64IntegerAttr(opset));
   if (!source.directory.empty())

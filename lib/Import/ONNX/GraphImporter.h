@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/StringMap.h"
 
 namespace mlir::weft::onnx_import {
@@ -44,8 +45,8 @@ public:
                 const ModelSource &source, const OnnxImportOptions &options);
 
   /// Imports the graph into `module`. Reports errors and returns failure on
-  /// bad input.
-  LogicalResult importInto(ModuleOp module);
+  /// bad input. Fills `tensors` when given.
+  LogicalResult importInto(ModuleOp module, ImportedTensors *tensors = nullptr);
 
   /// The value bound to an ONNX name, creating initializers on first use.
   /// Null when the name is unknown; reports an error when the name is known
@@ -73,6 +74,8 @@ private:
   LogicalResult createReturn();
   FailureOr<Value> materializeInitializer(const onnx::TensorProto &tensor);
   Location getNodeLoc(const onnx::NodeProto &node);
+  void collectTensors(const llvm::SmallPtrSetImpl<Operation *> &erased,
+                      ImportedTensors &tensors);
 
   MLIRContext *context;
   const onnx::ModelProto &model;

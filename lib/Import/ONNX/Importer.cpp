@@ -105,7 +105,8 @@ static int64_t getDefaultOpset(const onnx::ModelProto &model) {
 static OwningOpRef<ModuleOp> importModel(MLIRContext *context,
                                          const onnx::ModelProto &model,
                                          const ModelSource &source,
-                                         const OnnxImportOptions &options) {
+                                         const OnnxImportOptions &options,
+                                         ImportedTensors *tensors) {
   context->loadDialect<WeftDialect, func::FuncDialect,
                        tensor::TensorDialect>();
   Location loc = FileLineColLoc::get(context, source.path, 0, 0);
@@ -115,7 +116,8 @@ static OwningOpRef<ModuleOp> importModel(MLIRContext *context,
   }
   OwningOpRef<ModuleOp> module = ModuleOp::create(loc);
   GraphImporter importer(context, model, source, options);
-  if (failed(importer.importInto(*module)))
+  ImportedTensors found;
+  if (failed(importer.importInto(*module, tensors ? &found : nullptr)))
     return nullptr;
   // The dialect's verifiers are the source of truth for types; ONNX's own
   // checks run after weft has checked arity and attributes itself, since its
@@ -125,6 +127,8 @@ static OwningOpRef<ModuleOp> importModel(MLIRContext *context,
   if (options.runOnnxChecker && getDefaultOpset(model) <= kOnnxLibraryMaxOpset &&
       failed(runOnnxChecks(context, model, source)))
     return nullptr;
+  if (tensors)
+    *tensors = std::move(found);
   return module;
 }
 
@@ -140,7 +144,8 @@ static bool parseBinaryModel(StringRef bytes, onnx::ModelProto &model) {
 OwningOpRef<ModuleOp>
 mlir::weft::importOnnxBytes(MLIRContext *context, StringRef bytes,
                             StringRef bufferName,
-                            const OnnxImportOptions &options) {
+                            const OnnxImportOptions &options,
+                            ImportedTensors *tensors) {
   Location loc = FileLineColLoc::get(context, bufferName, 0, 0);
   if (bytes.empty()) {
     mlir::emitError(loc) << "not an ONNX model: the input is empty";
@@ -159,12 +164,13 @@ mlir::weft::importOnnxBytes(MLIRContext *context, StringRef bytes,
   }
   ModelSource source;
   source.path = bufferName.str();
-  return importModel(context, model, source, options);
+  return importModel(context, model, source, options, tensors);
 }
 
 OwningOpRef<ModuleOp>
 mlir::weft::importOnnxFile(MLIRContext *context, StringRef path,
-                           const OnnxImportOptions &options) {
+                           const OnnxImportOptions &options,
+                           ImportedTensors *tensors) {
   Location loc = FileLineColLoc::get(context, path, 0, 0);
   // Memory-mapped: weights referred to in place are never copied.
   auto buffer = llvm::MemoryBuffer::getFile(path, /*IsText=*/false,
@@ -203,7 +209,7 @@ mlir::weft::importOnnxFile(MLIRContext *context, StringRef path,
                            << e.what();
       return nullptr;
     }
-    return importModel(context, model, source, options);
+    return importModel(context, model, source, options, tensors);
   }
 
   if (bytes.size() > static_cast<size_t>(std::numeric_limits<int>::max())) {
@@ -222,5 +228,5 @@ mlir::weft::importOnnxFile(MLIRContext *context, StringRef path,
   source.bytes = bytes;
   source.canReferToModelFile = true;
   // The buffer must outlive the import: GraphImporter reads weights from it.
-  return importModel(context, model, source, options);
+  return importModel(context, model, source, options, tensors);
 }

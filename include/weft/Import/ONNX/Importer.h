@@ -12,6 +12,7 @@
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/IR/OwningOpRef.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <string>
 
@@ -34,21 +35,38 @@ struct OnnxImportOptions {
   std::string functionName = "main";
 };
 
+/// The model's tensors as imported, by ONNX name: what lets a caller attach
+/// something to a tensor the user names (weftc's --sharding-file).
+struct ImportedTensors {
+  /// Graph inputs, initializers and node outputs that the imported function
+  /// has a value for. Several names may share one value (an Identity's
+  /// output is its input).
+  llvm::StringMap<Value> values;
+  /// The model's other tensor names: those no graph output depends on (the
+  /// import drops their ops), initializers no node uses, and optional
+  /// outputs weft does not produce.
+  llvm::StringSet<> dropped;
+};
+
 /// Registers the dialects an imported module uses.
 void registerOnnxImportDialects(DialectRegistry &registry);
 
 /// Imports the model in `path`: binary ONNX, or ONNX textual syntax when the
 /// name ends in ".onnxtext". Errors go to the context's diagnostic handler;
-/// returns null after any error. Never throws.
+/// returns null after any error. Never throws. When `tensors` is given, it
+/// receives the model's tensors (untouched after an error).
 OwningOpRef<ModuleOp> importOnnxFile(MLIRContext *context, StringRef path,
-                                     const OnnxImportOptions &options);
+                                     const OnnxImportOptions &options,
+                                     ImportedTensors *tensors = nullptr);
 
 /// Imports a serialized binary ModelProto held in memory. Weights are written
 /// into the IR (there is no file for weft.weight to refer to) and external
-/// data is refused. Used by the fuzz target and by tests.
+/// data is refused. Used by the fuzz target and by tests. `tensors` as for
+/// importOnnxFile.
 OwningOpRef<ModuleOp> importOnnxBytes(MLIRContext *context, StringRef bytes,
                                       StringRef bufferName,
-                                      const OnnxImportOptions &options);
+                                      const OnnxImportOptions &options,
+                                      ImportedTensors *tensors = nullptr);
 
 /// Parses one --input-shape value, "NAME=D0xD1x..." ("NAME=" alone for a
 /// scalar). Returns false and sets `error` on malformed text.
