@@ -7,11 +7,7 @@
 add_test(NAME e2e-multi-device
   COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/run_multi_e2e.py
           --weftc $<TARGET_FILE:weftc> --weft-run $<TARGET_FILE:weft-run>
-          --work ${CMAKE_CURRENT_BINARY_DIR}/multi-device --quick --jobs 2
-          # auto-mem is left out until the planner's memory model covers
-          # the arena's scratch: today it underestimates a device's peak by
-          # up to 14% on the GPT model (see docs/MultiDeviceTesting.md).
-          --shardings tp,auto,dp)
+          --work ${CMAKE_CURRENT_BINARY_DIR}/multi-device --quick --jobs 2)
 
 # Exit 77: PyTorch or ONNX is not installed (scripts/install-deps.sh).
 # RUN_SERIAL: four ranks take every core of a small machine, and a rank

@@ -14,8 +14,8 @@ cnn, and a tiny GPT from make_gpt.py):
        mixed     --sharding=auto --sharding-file F: the input's batch and two
                  chained weights forced (see mixed_sharding())
        auto-mem  --sharding=auto --device-memory B with
-                 B = 0.6 x the single-device weight bytes + its arena bytes,
-                 so replicating the weights cannot fit
+                 B = 0.6 x the single-device weight bytes + its arena bytes:
+                 replicated weights fit only next to split activations
        replicate --sharding=replicate (not in the default list)
      it compiles `weftc MODEL -o PKG --cluster C --mesh M ...` and runs
      `weft-run PKG --inputs DATA --check BASELINE --rtol 1e-3 --atol 1e-4
@@ -28,8 +28,9 @@ cnn, and a tiny GPT from make_gpt.py):
        tp        weights and FLOPs per device at most 1/N + (1 - 1/N) / 2 of
                  the single device's (halfway from replicated to 1/N)
        dp        FLOPs per device as tp; weights replicated (>= 90%)
-       auto-mem  weights per device below 90% of the single device's, and
-                 the plan's memory per device within the budget
+       auto-mem  the plan's memory per device (weights file + arena) within
+                 the budget, and, where the whole weights alone exceed it,
+                 weights per device below 90% of the single device's
        mixed     weights per device reduced by the forced weight's split
        replicate weights and FLOPs per device >= 90% of the single device's
      (auto is only reported.)
@@ -101,7 +102,10 @@ MODELS = {
             "args": ["--layers", "2", "--hidden", "64", "--heads", "4",
                      "--seq", "16", "--batch", "3", "--vocab", "100",
                      "--seed", "7"]},
-    "cnn": {"source": "make_models", "case": "b3_16x16"},
+    # A CNN's data parallelism is its batch alone (convolutions split batch
+    # and channels, not pixels), and a loop is never split over more
+    # devices than its size: dp cannot use more than 3 devices here.
+    "cnn": {"source": "make_models", "case": "b3_16x16", "dp_devices": 3},
 }
 DEFAULT_MODELS = ["mlp", "transformer", "gpt", "cnn"]
 
@@ -225,9 +229,9 @@ def weight_ops(model):
 def mixed_sharding(onnx_path, mesh):
     """The --sharding-file of the 'mixed' plans, and the bytes of the forced
     weight it splits: on a mesh with two real axes, the first graph input's
-    dim 0 over axis 0 (data parallel), the first weight's output dimension
-    over axis 1 (column parallel) and the next weight its output feeds its
-    input dimension over axis 1 (row parallel). On a 1xN mesh the input and
+    dim 0 over axis 0 (data parallel), the first weight over 1 KiB's output
+    dimension over axis 1 (column parallel) and the next weight its output
+    feeds its input dimension over axis 1 (row parallel). On a 1xN mesh the input and
     the first weight are split over the same axis and the next weight is
     forced replicated, so data has to move between them.
 
@@ -245,7 +249,17 @@ def mixed_sharding(onnx_path, mesh):
                             [[] for _ in range(rank - 1)]}
     if not ops:
         return spec, 0, 1
-    node, w1, out_dim, _ = ops[0]
+    # The first weight big enough to be one (weftc writes initializers of
+    # at most 1 KiB into the program as constants, outside the weights
+    # file, so splitting those saves nothing there).
+    dtype_bytes = {1: 4, 10: 2, 11: 8, 16: 2}
+    protos = {i.name: i for i in model.graph.initializer}
+
+    def init_bytes(name):
+        return math.prod(inits[name]) * dtype_bytes.get(
+            protos[name].data_type, 4)
+    big = [op for op in ops if init_bytes(op[1]) > 1024]
+    node, w1, out_dim, _ = (big or ops)[0]
     dims = [[] for _ in inits[w1]]
     dims[out_dim] = [last]
     spec[w1] = {"dims": dims}
@@ -272,9 +286,7 @@ def mixed_sharding(onnx_path, mesh):
         if two_d:
             dims[in_dim] = [last]
         spec[w2] = {"dims": dims}
-    dtype_bytes = {1: 4, 10: 2, 11: 8, 16: 2}
-    w1_proto = next(i for i in model.graph.initializer if i.name == w1)
-    w1_bytes = math.prod(inits[w1]) * dtype_bytes.get(w1_proto.data_type, 4)
+    w1_bytes = init_bytes(w1) if init_bytes(w1) > 1024 else 0
     return spec, w1_bytes, mesh[last]
 
 
@@ -495,12 +507,18 @@ def check_package(row, pkg, mesh, sharding, base, budget, forced):
                     at_most=halfway)
         expect_drop(row, "FLOPs", flops, base["flops"], n, at_most=halfway)
     elif sharding == "dp":
-        expect_drop(row, "FLOPs", flops, base["flops"], n, at_most=halfway)
+        if n <= MODELS[row["model"]].get("dp_devices", n):
+            expect_drop(row, "FLOPs", flops, base["flops"], n,
+                        at_most=halfway)
         expect_drop(row, "weight bytes", weights, base["weights"], n,
                     at_least=0.9)
     elif sharding == "auto-mem":
-        expect_drop(row, "weight bytes", weights, base["weights"], n,
-                    at_most=0.9)
+        # Whole weights alone over the budget: they must be split. (When
+        # activations outweigh the weights, as in the CNN, splitting the
+        # activations may be enough; the budget is what is checked.)
+        if base["weights"] > budget:
+            expect_drop(row, "weight bytes", weights, base["weights"], n,
+                        at_most=0.9)
         if memory > budget:
             fail(row, "plan.json memory per device %d exceeds the budget %d"
                  % (memory, budget))
