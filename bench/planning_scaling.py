@@ -144,7 +144,7 @@ def fmt(value, spec):
 
 def table(args, rows):
     lines = ["| layers | cluster | devices | planning (s) | target | "
-             "ILP variables | ILP constraints | ILP solve (s) | B&B nodes | "
+             "ILP variables | ILP constraints | ILP solve (s) | graph nodes | "
              "gap | predicted (s) |",
              "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | "
              "--- |"]
