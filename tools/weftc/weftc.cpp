@@ -113,7 +113,9 @@ static cl::opt<EmitKind> emitKind(
     "emit", cl::desc("What to produce"), cl::init(EmitKind::Exe),
     cl::values(clEnumValN(EmitKind::Mlir, "mlir",
                           "the device program after bufferization and memory "
-                          "planning (MLIR)"),
+                          "planning (MLIR); for a mesh, a folder with "
+                          "plan.json and each device's partitioned program "
+                          "(dev<k>.mlir)"),
                clEnumValN(EmitKind::Llvm, "llvm", "optimized LLVM IR"),
                clEnumValN(EmitKind::Obj, "obj", "the object file"),
                clEnumValN(EmitKind::Exe, "exe", "a package with executables"),
@@ -407,12 +409,17 @@ int main(int argc, char **argv) {
     if (emitKind == EmitKind::Lib && numDevices > 1)
       return fail("--emit=lib is single-device (the embedding API runs one "
                   "device); use --emit=exe for a mesh");
-    if (emitKind == EmitKind::Mlir || emitKind == EmitKind::Llvm ||
-        emitKind == EmitKind::Obj) {
-      if (numDevices > 1)
-        return fail("--emit=mlir|llvm|obj are single-device; a mesh gives "
-                    "one program per device: use --emit=exe or --emit=plan");
-    }
+    if ((emitKind == EmitKind::Llvm || emitKind == EmitKind::Obj) &&
+        numDevices > 1)
+      return fail("--emit=llvm|obj are single-device; a mesh gives one "
+                  "program per device: use --emit=exe, --emit=mlir (each "
+                  "device's partitioned program) or --emit=plan");
+    if (emitKind == EmitKind::Mlir && outputPath == "-")
+      return fail("--emit=mlir for a mesh writes one file per device: give "
+                  "a folder with -o");
+    // Planning and partitioning only: no device program is compiled.
+    bool stopAfterPartition =
+        emitKind == EmitKind::Plan || emitKind == EmitKind::Mlir;
     AutoShardReport report;
     if (failed(autoShard(*module, shardOptions, report)))
       return kExitBadInput;
@@ -438,6 +445,7 @@ int main(int argc, char **argv) {
     std::vector<DeviceSummary> summaries(numDevices);
     std::map<std::string, int> programIndex;
     OwningOpRef<ModuleOp> device0;
+    std::vector<std::string> partitioned; // --emit=mlir: per device
     for (int64_t k = 0; k < numDevices; ++k) {
       OwningOpRef<ModuleOp> device = module->clone();
       if (failed(spmdPartition(*device, k)))
@@ -445,10 +453,14 @@ int main(int argc, char **argv) {
       summaries[k].flops = programFlops(*device);
       if (k == 0)
         device0 = device->clone();
+      if (emitKind == EmitKind::Mlir) {
+        llvm::raw_string_ostream printed(partitioned.emplace_back());
+        device->print(printed);
+      }
       // One file name for every device, so that equal programs compare equal.
       WeightsFileLayout weights = layoutWeights(*device, "weights.bin");
       summaries[k].weightBytes = weights.bytes;
-      if (emitKind == EmitKind::Plan)
+      if (stopAfterPartition)
         continue;
       CpuCodegenPipelineOptions options;
       options.reportMemory = reportMemory;
@@ -493,11 +505,28 @@ int main(int argc, char **argv) {
     clock.lap("codegen");
     PlanSummary planSummary =
         summarizePlan(*module, *device0, shardOptions, report, summaries,
-                      /*compiled=*/emitKind != EmitKind::Plan, modelName);
+                      /*compiled=*/!stopAfterPartition, modelName);
     contents.planJson = planJson(planSummary);
     // Text for people goes where the plan does not.
     llvm::raw_ostream &info = outputPath == "-" ? llvm::errs() : llvm::outs();
-    if (emitKind == EmitKind::Plan) {
+    if (emitKind == EmitKind::Mlir) {
+      // OUT/plan.json and OUT/dev<k>.mlir: what each device runs, before
+      // codegen (collectives and weight blocks as weft ops).
+      if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
+        return fail("cannot create " + outputPath + ": " + ec.message());
+      for (int64_t k = 0; k <= numDevices; ++k) {
+        SmallString<256> path(outputPath);
+        llvm::sys::path::append(path, k == numDevices
+                                          ? std::string("plan.json")
+                                          : "dev" + std::to_string(k) +
+                                                ".mlir");
+        auto out = openOutputFile(path, &error);
+        if (!out)
+          return fail("cannot open " + path.str() + ": " + error);
+        out->os() << (k == numDevices ? contents.planJson : partitioned[k]);
+        out->keep();
+      }
+    } else if (emitKind == EmitKind::Plan) {
       SmallString<256> planPath(outputPath);
       if (outputPath != "-" && !StringRef(outputPath).ends_with(".json")) {
         if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
