@@ -95,10 +95,9 @@ Value sliceAxis(PatternRewriter &rewriter, Location loc, Value value,
     return ConstantOp::create(rewriter, loc,
                               DenseElementsAttr::get(boundType, {v}));
   };
-  return SliceOp::create(rewriter, loc,
-                         RankedTensorType::get(shape, type.getElementType()),
-                         value, bound(start), bound(start + count), bound(1),
-                         ArrayRef<int64_t>{axis});
+  return SliceOp::create(
+      rewriter, loc, RankedTensorType::get(shape, type.getElementType()), value,
+      bound(start), bound(start + count), bound(1), ArrayRef<int64_t>{axis});
 }
 
 /// matmul(x, W) (+ bias) used only through column pieces ->
@@ -133,8 +132,7 @@ struct SplitPackedMatmul : public OpRewritePattern<MatmulOp> {
     Value addend;
     if (op->hasOneUse())
       if (auto user = dyn_cast<BinaryOp>(*op->user_begin());
-          user && user.getKind() == BinaryKind::Add &&
-          user.getType() == type) {
+          user && user.getKind() == BinaryKind::Add && user.getType() == type) {
         Value other = user.getLhs() == packed ? user.getRhs() : user.getLhs();
         if (other != packed && isColumnVector(other, rank, columns) &&
             slicesForFree(other)) {
@@ -162,20 +160,19 @@ struct SplitPackedMatmul : public OpRewritePattern<MatmulOp> {
       if (sliceBias)
         pieceBias = sliceAxis(rewriter, loc, bias, biasType.getRank() - 1,
                               piece.start, piece.count);
-      Value product =
-          MatmulOp::create(rewriter, loc, pieceType, op.getLhs(), rhs,
-                           pieceBias, op.getTransposeA(), op.getTransposeB(),
-                           op.getAlpha(), op.getBeta());
+      Value product = MatmulOp::create(
+          rewriter, loc, pieceType, op.getLhs(), rhs, pieceBias,
+          op.getTransposeA(), op.getTransposeB(), op.getAlpha(), op.getBeta());
       if (add) {
-        Value addendPiece = sliceAxis(
-            rewriter, add.getLoc(), addend,
-            cast<RankedTensorType>(addend.getType()).getRank() - 1,
-            piece.start, piece.count);
+        Value addendPiece =
+            sliceAxis(rewriter, add.getLoc(), addend,
+                      cast<RankedTensorType>(addend.getType()).getRank() - 1,
+                      piece.start, piece.count);
         bool addendFirst = add.getLhs() == addend;
-        product = BinaryOp::create(rewriter, add.getLoc(), pieceType,
-                                   BinaryKind::Add,
-                                   addendFirst ? addendPiece : product,
-                                   addendFirst ? product : addendPiece);
+        product =
+            BinaryOp::create(rewriter, add.getLoc(), pieceType, BinaryKind::Add,
+                             addendFirst ? addendPiece : product,
+                             addendFirst ? product : addendPiece);
       }
       rewriter.replaceAllUsesWith(piece.use, product);
     }

@@ -64,11 +64,9 @@ private:
 TensorSharding MemoryCounter::resultSharding(Value value) const {
   auto type = cast<RankedTensorType>(value.getType());
   if (auto result = dyn_cast<OpResult>(value))
-    if (auto attrs =
-            result.getOwner()->getAttrOfType<ArrayAttr>(kShardingAttr))
+    if (auto attrs = result.getOwner()->getAttrOfType<ArrayAttr>(kShardingAttr))
       if (result.getResultNumber() < attrs.size())
-        if (auto attr =
-                dyn_cast<ShardingAttr>(attrs[result.getResultNumber()]))
+        if (auto attr = dyn_cast<ShardingAttr>(attrs[result.getResultNumber()]))
           return toTensorSharding(attr);
   return TensorSharding::replicated(type.getRank());
 }
@@ -95,28 +93,29 @@ ShardedMemory MemoryCounter::count() {
   // Last use of each value, and of each (value, needed sharding) pair that
   // needs a resharding buffer: the partitioner keeps one per pair.
   llvm::DenseMap<Value, int> lastUse;
-  std::map<std::pair<const void *, std::string>, std::pair<int, int>>
-      reshards; // -> (first use, last use)
-  std::map<std::pair<const void *, std::string>, std::pair<Value, TensorSharding>>
-      reshardOf;
+  struct Reshard {
+    Value value;
+    TensorSharding need;
+    int firstUse, lastUse;
+  };
+  std::map<std::pair<const void *, std::string>, Reshard> reshards;
   for (Operation &op : body) {
     int at = position[&op];
     for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
       if (!isa<RankedTensorType>(operand.getType()))
         continue;
+      lastUse[operand] = at;
       // Results leave through the program's output buffers, counted whole
-      // below; a gathered result is made in its output buffer.
+      // below; a gathered result is gathered into its output buffer (its
+      // local part lives until then).
       if (&op == terminator)
         continue;
-      lastUse[operand] = at;
       TensorSharding need = neededSharding(&op, i);
       if (need == resultSharding(operand))
         continue;
       auto key = std::make_pair(operand.getAsOpaquePointer(), need.str());
-      auto [it, inserted] = reshards.try_emplace(key, at, at);
-      it->second.second = at;
-      if (inserted)
-        reshardOf.emplace(key, std::make_pair(operand, need));
+      auto it = reshards.try_emplace(key, Reshard{operand, need, at, at}).first;
+      it->second.lastUse = at;
     }
   }
 
@@ -155,9 +154,9 @@ ShardedMemory MemoryCounter::count() {
       addBuffer(bytes, at, it == lastUse.end() ? at : it->second, false);
     }
   }
-  for (auto &[key, span] : reshards) {
-    auto &[value, need] = reshardOf.at(key);
-    addBuffer(localBytes(value, need), span.first, span.second, true);
+  for (auto &[key, reshard] : reshards) {
+    const auto &[value, need, firstUse, lastUse] = reshard;
+    addBuffer(localBytes(value, need), firstUse, lastUse, true);
     // Multi-step reshardings hold each step's output while the next is
     // made; the intermediates die at the user.
     auto type = cast<RankedTensorType>(value.getType());
@@ -165,8 +164,8 @@ ShardedMemory MemoryCounter::count() {
         type.getShape(), resultSharding(value), need, meshShape);
     if (steps && steps->size() > 1)
       for (size_t s = 0; s + 1 < steps->size(); ++s)
-        addBuffer(localBytes(value, (*steps)[s].after), span.first,
-                  span.first, true);
+        addBuffer(localBytes(value, (*steps)[s].after), firstUse, firstUse,
+                  true);
   }
 
   // Sweep the program points.

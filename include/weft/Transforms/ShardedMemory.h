@@ -1,4 +1,4 @@
-//===- ShardedMemory.h - Memory a sharded program holds per device -*- C++ -*-===//
+//===- ShardedMemory.h - Memory of a sharded program -------*- C++ -*-===//
 //
 // The peak bytes one device holds when it runs the partitioned form of a
 // function annotated by weft-auto-shard, counted as weft-spmd-partition will
