@@ -80,7 +80,10 @@ private:
     std::string message = what + weft_rt_context_error(ctx);
     if (status == WEFT_RT_COMM_ERROR)
       return report(kExitPeerFailed, "error: " + message);
-    if (status == WEFT_RT_INTERNAL || status < 0 || status > WEFT_RT_INTERNAL)
+    if (status == WEFT_RT_DEVICE_UNAVAILABLE)
+      return report(kExitDeviceUnavailable, "error: " + message);
+    if (status == WEFT_RT_INTERNAL || status < 0 ||
+        status > WEFT_RT_DEVICE_UNAVAILABLE)
       return internalError(message);
     return fail(message);
   }

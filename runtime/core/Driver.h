@@ -25,6 +25,9 @@ enum ExitCode {
   kExitOk = 0,
   kExitBadInput = 1,
   kExitMismatch = 2,
+  /// No device to run on (WEFT_RT_DEVICE_UNAVAILABLE), or mpirun could not
+  /// start a mesh's ranks.
+  kExitDeviceUnavailable = 3,
   /// Another device of the mesh failed (or communication with it).
   kExitPeerFailed = 4,
   kExitInternal = 70,

@@ -231,7 +231,7 @@ weft_rt_status weft_rt_model_run(weft_rt_model *model) {
   ++model->runCount;
   if (status == WEFT_RT_OK)
     return WEFT_RT_OK;
-  if (status < WEFT_RT_OK || status > WEFT_RT_COMM_ERROR)
+  if (status < WEFT_RT_OK || status > WEFT_RT_DEVICE_UNAVAILABLE)
     return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
                         "the program returned status %d, which is not a "
                         "weft_rt_status%s%s",

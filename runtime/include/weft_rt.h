@@ -42,6 +42,9 @@ enum {
   /// Communication with the other devices of a mesh failed: an MPI call
   /// returned an error (a peer died, the network broke). The driver exits 4.
   WEFT_RT_COMM_ERROR = 6,
+  /// No device the program can run on: no GPU, no or too old a driver, a
+  /// GPU older than the program's architectures. The driver exits 3.
+  WEFT_RT_DEVICE_UNAVAILABLE = 7,
 };
 
 /// Element types, numbered as ONNX's TensorProto.DataType.
