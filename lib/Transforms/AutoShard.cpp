@@ -400,8 +400,13 @@ plan::StrategyGraph GraphBuilder::build() {
     // communicating (or slice locally). Gathering it at the use, as ZeRO
     // does, would save memory only if the gathered copy were priced at the
     // point of use, which the live sets (one size per node strategy) cannot
-    // express; so it is not a choice.
-    bool storedWhole = source.op && isa<WeightOp, ConstantOp>(source.op);
+    // express; so it is not a choice. Unless the weight cannot be stored
+    // whole (tp, a pinned weight): then a consumer that cannot take it
+    // split gathers it (and the memory count after the solve sees that).
+    bool storedWhole = false;
+    if (source.op && isa<WeightOp, ConstantOp>(source.op))
+      for (unsigned s = 0; s < source.numStrategies(); ++s)
+        storedWhole |= source.result(s, resultIndex).isReplicated();
     // Distinct shardings first: many strategies share them.
     std::vector<TensorSharding> needs;
     for (unsigned t = 0; t < toStrategies; ++t)

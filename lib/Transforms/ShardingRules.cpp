@@ -10,6 +10,8 @@
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/TypeSwitch.h"
 
 #include <numeric>
@@ -132,6 +134,89 @@ static std::optional<LoopSpace> matmul(MatmulOp op) {
                                {outLoops[out.size() - 2], n}));
   b.addResult(outLoops);
   b.space.flops = 2 * numElements(op.getResult()) * kSize;
+  return b.space;
+}
+
+/// Einsum: a parallel loop per output label (and per output `...`
+/// dimension), a summing loop per label the output drops, each operand
+/// dimension on its label's loop unless it broadcasts (size 1). A label
+/// repeated within one operand (a diagonal) cannot be split consistently:
+/// such an einsum runs replicated.
+static std::optional<LoopSpace> einsum(EinsumOp op) {
+  SmallVector<int64_t> ranks;
+  for (Value input : op.getInputs())
+    ranks.push_back(shapeOf(input).size());
+  FailureOr<EinsumOp::Equation> equation =
+      EinsumOp::parseEquation(op.getEquation(), ranks, std::nullopt);
+  if (failed(equation))
+    return std::nullopt;
+  SpaceBuilder b;
+  ArrayRef<int64_t> out = shapeOf(op.getResult());
+  llvm::DenseMap<char, int> loopOf;
+  SmallVector<int> outLoops, ellipsisLoops;
+  int64_t outDim = 0;
+  for (char label : equation->output) {
+    if (label != EinsumOp::kEllipsis) {
+      loopOf[label] = b.addLoop(out[outDim++]);
+      outLoops.push_back(loopOf[label]);
+      continue;
+    }
+    int64_t covered = static_cast<int64_t>(out.size()) -
+                      static_cast<int64_t>(equation->output.size()) + 1;
+    for (int64_t e = 0; e < covered; ++e) {
+      ellipsisLoops.push_back(b.addLoop(out[outDim++]));
+      outLoops.push_back(ellipsisLoops.back());
+    }
+  }
+  // Summed labels, sized by an operand that does not broadcast them.
+  double work = 1;
+  for (auto [term, input] : llvm::zip(equation->inputs, op.getInputs())) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    llvm::SmallDenseSet<char> seen;
+    int64_t covered = static_cast<int64_t>(shape.size()) -
+                      static_cast<int64_t>(term.size()) + 1;
+    int64_t d = 0;
+    for (char label : term) {
+      if (label == EinsumOp::kEllipsis) {
+        d += covered;
+        continue;
+      }
+      if (!seen.insert(label).second)
+        return std::nullopt;
+      auto [it, inserted] = loopOf.try_emplace(label, -1);
+      if (inserted)
+        it->second = b.addLoop(shape[d], LoopKind::ReductionSum);
+      else if (b.space.sizes[it->second] == 1)
+        b.space.sizes[it->second] = shape[d];
+      ++d;
+    }
+  }
+  for (int64_t size : b.space.sizes)
+    work *= static_cast<double>(size);
+  for (auto [term, input] : llvm::zip(equation->inputs, op.getInputs())) {
+    ArrayRef<int64_t> shape = shapeOf(input);
+    int64_t covered = static_cast<int64_t>(shape.size()) -
+                      static_cast<int64_t>(term.size()) + 1;
+    SmallVector<int> dims;
+    for (char label : term) {
+      if (label != EinsumOp::kEllipsis) {
+        int loop = loopOf[label];
+        dims.push_back(shape[dims.size()] == b.space.sizes[loop] ? loop : -1);
+        continue;
+      }
+      // `...` dimensions align from the right with the output's.
+      for (int64_t e = 0; e < covered; ++e) {
+        int64_t fromRight = covered - e;
+        int64_t r = static_cast<int64_t>(ellipsisLoops.size()) - fromRight;
+        int loop = r >= 0 ? ellipsisLoops[r] : -1;
+        int64_t size = shape[dims.size()];
+        dims.push_back(loop >= 0 && size == b.space.sizes[loop] ? loop : -1);
+      }
+    }
+    b.addOperand(dims);
+  }
+  b.addResult(outLoops);
+  b.space.flops = work * std::max<size_t>(equation->inputs.size(), 1);
   return b.space;
 }
 
@@ -272,6 +357,7 @@ std::optional<LoopSpace> mlir::weft::getLoopSpace(Operation *op) {
             return elementwise(op);
           })
       .Case<MatmulOp>([](MatmulOp op) { return matmul(op); })
+      .Case<EinsumOp>([](EinsumOp op) { return einsum(op); })
       .Case<ConvOp>([](ConvOp op) { return conv(op); })
       .Case<PoolOp>([](PoolOp op) -> std::optional<LoopSpace> {
         SmallVector<bool> parallel(shapeOf(op->getResult(0)).size(), false);
