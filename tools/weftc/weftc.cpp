@@ -72,6 +72,11 @@ static cl::list<std::string> inputShapes(
 static cl::opt<std::string>
     targetName("target", cl::desc("Device kind to compile for (cpu)"),
                cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> precision(
+    "precision",
+    cl::desc("Arithmetic of the compiled program: f32 (the CPU target "
+             "computes in f32; bf16 and f16 are for GPU targets)"),
+    cl::init("f32"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu",
          cl::desc("CPU to generate code for: an LLVM CPU name or 'native' "
@@ -306,6 +311,13 @@ int main(int argc, char **argv) {
   if (targetName != "cpu")
     return fail("--target=" + targetName +
                 " is not available: this weftc compiles for 'cpu'");
+  if (precision != "f32") {
+    if (precision == "bf16" || precision == "f16")
+      return fail("--precision=" + precision +
+                  " is for GPU targets; the CPU target computes in f32");
+    return fail("--precision=" + precision +
+                " is not a precision: f32 (or bf16, f16 on GPU targets)");
+  }
 
   OnnxImportOptions importOptions;
   for (const std::string &spec : inputShapes) {
