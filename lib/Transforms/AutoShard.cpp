@@ -43,6 +43,20 @@ std::optional<ShardingMode> mlir::weft::parseShardingMode(StringRef text) {
       .Default(std::nullopt);
 }
 
+StringRef mlir::weft::shardingModeName(ShardingMode mode) {
+  switch (mode) {
+  case ShardingMode::Auto:
+    return "auto";
+  case ShardingMode::DataParallel:
+    return "dp";
+  case ShardingMode::TensorParallel:
+    return "tp";
+  case ShardingMode::Replicate:
+    return "replicate";
+  }
+  return "auto";
+}
+
 static plan::DType dtypeOf(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
   if (element.isF16())
@@ -85,9 +99,7 @@ struct PlannedNode {
   /// For weft.shard: the one sharding allowed.
   std::optional<TensorSharding> fixed;
 
-  unsigned numStrategies() const {
-    return space ? strategies.size() : 1;
-  }
+  unsigned numStrategies() const { return space ? strategies.size() : 1; }
   TensorSharding result(unsigned strategy, unsigned index) const {
     if (fixed)
       return *fixed;
@@ -119,19 +131,22 @@ class GraphBuilder {
 public:
   GraphBuilder(func::FuncOp func, const AutoShardOptions &options,
                const plan::Mesh &mesh)
-      : func(func), options(options), mesh(mesh),
-        costs(options.cluster, mesh) {}
+      : func(func), options(options), mesh(mesh), costs(options.cluster, mesh) {
+  }
 
   plan::StrategyGraph build();
   void annotate(const plan::Solution &solution, ModuleOp module);
 
 private:
   void addNode(PlannedNode node, plan::StrategyGraph::Node graphNode);
-  /// Whether resharding `value` from `from` to `to` needs a collective.
-  bool communicates(Value value, const TensorSharding &from,
-                    const TensorSharding &to) const;
-  double reshardSeconds(Value value, const TensorSharding &from,
-                        const TensorSharding &to);
+  /// Resharding `value` from `from` to `to`: its time, and whether it needs
+  /// a collective (rather than local slices only).
+  struct ReshardPrice {
+    double seconds = 0;
+    bool communicates = false;
+  };
+  ReshardPrice reshardPrice(Value value, const TensorSharding &from,
+                            const TensorSharding &to);
   plan::StrategyGraph::Node priceOp(PlannedNode &node);
   bool allowed(const PlannedNode &node, const LoopAxes &strategy) const;
 
@@ -144,28 +159,31 @@ private:
   plan::StrategyGraph graph;
   /// Which node produces a value.
   llvm::DenseMap<Value, int> producer;
-  /// Resharding costs by (value type, from, to).
-  std::map<std::tuple<const void *, std::string, std::string>, double>
+  /// Resharding prices by (value type, from, to).
+  std::map<std::tuple<const void *, std::string, std::string>, ReshardPrice>
       reshardCache;
 };
 } // namespace
 
-double GraphBuilder::reshardSeconds(Value value, const TensorSharding &from,
-                                    const TensorSharding &to) {
+GraphBuilder::ReshardPrice
+GraphBuilder::reshardPrice(Value value, const TensorSharding &from,
+                           const TensorSharding &to) {
   if (from == to)
-    return 0;
-  auto key = std::make_tuple(value.getType().getAsOpaquePointer(),
-                             from.str(), to.str());
+    return {};
+  auto key = std::make_tuple(value.getType().getAsOpaquePointer(), from.str(),
+                             to.str());
   if (auto it = reshardCache.find(key); it != reshardCache.end())
     return it->second;
   auto type = cast<RankedTensorType>(value.getType());
   ArrayRef<int64_t> shape = type.getShape();
   int64_t elementSize = elementBytes(type);
   double seconds = 0;
+  bool communicates = false;
   std::optional<std::vector<plan::ReshardStep>> steps =
       plan::planReshard(shape, from, to, mesh.shape);
   if (!steps) {
     seconds = kInfinity;
+    communicates = true;
   } else {
     TensorSharding before = from;
     for (const plan::ReshardStep &step : *steps) {
@@ -173,14 +191,15 @@ double GraphBuilder::reshardSeconds(Value value, const TensorSharding &from,
           plan::largestLocalShape(shape, before, mesh.shape), elementSize);
       double bytesAfter = bytesOf(
           plan::largestLocalShape(shape, step.after, mesh.shape), elementSize);
+      communicates |= step.kind != plan::ReshardKind::LocalSlice;
       switch (step.kind) {
       case plan::ReshardKind::AllReduce:
         seconds += costs.collectiveSeconds(plan::CollectiveKind::AllReduce,
                                            bytesBefore, step.axes);
         break;
       case plan::ReshardKind::ReduceScatter:
-        seconds += costs.collectiveSeconds(
-            plan::CollectiveKind::ReduceScatter, bytesBefore, step.axes);
+        seconds += costs.collectiveSeconds(plan::CollectiveKind::ReduceScatter,
+                                           bytesBefore, step.axes);
         break;
       case plan::ReshardKind::AllGather:
         seconds += costs.collectiveSeconds(plan::CollectiveKind::AllGather,
@@ -198,20 +217,9 @@ double GraphBuilder::reshardSeconds(Value value, const TensorSharding &from,
       before = step.after;
     }
   }
-  reshardCache.emplace(key, seconds);
-  return seconds;
-}
-
-bool GraphBuilder::communicates(Value value, const TensorSharding &from,
-                                const TensorSharding &to) const {
-  if (from == to)
-    return false;
-  std::optional<std::vector<plan::ReshardStep>> steps = plan::planReshard(
-      cast<RankedTensorType>(value.getType()).getShape(), from, to,
-      mesh.shape);
-  return !steps || llvm::any_of(*steps, [](const plan::ReshardStep &step) {
-    return step.kind != plan::ReshardKind::LocalSlice;
-  });
+  ReshardPrice price{seconds, communicates};
+  reshardCache.emplace(key, price);
+  return price;
 }
 
 TensorSharding mlir::weft::toTensorSharding(ShardingAttr attr) {
@@ -235,8 +243,8 @@ bool GraphBuilder::allowed(const PlannedNode &node,
   case ShardingMode::Replicate:
     return usedDevices == 1;
   case ShardingMode::TensorParallel:
-    if (isWeight && cast<RankedTensorType>(node.op->getResult(0).getType())
-                            .getRank() >= 2)
+    if (isWeight &&
+        cast<RankedTensorType>(node.op->getResult(0).getType()).getRank() >= 2)
       return usedDevices == mesh.size();
     return true;
   case ShardingMode::DataParallel:
@@ -298,9 +306,10 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
     double localBytes = 0, resultBytes = 0;
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       auto type = cast<RankedTensorType>(result.getType());
-      double bytes = bytesOf(plan::largestLocalShape(
-                                 type.getShape(), node.result(s, i), mesh.shape),
-                             elementBytes(type));
+      double bytes =
+          bytesOf(plan::largestLocalShape(type.getShape(), node.result(s, i),
+                                          mesh.shape),
+                  elementBytes(type));
       resultBytes += bytes;
     }
     localBytes += resultBytes;
@@ -320,8 +329,8 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
     double seconds = isa<WeightOp, ConstantOp, ShardOp>(op)
                          ? 0
                          : costs.computeSeconds(work, localBytes, dtype);
-    std::string name = node.fixed ? "fixed " + node.fixed->str()
-                                  : node.result(s, 0).str();
+    std::string name =
+        node.fixed ? "fixed " + node.fixed->str() : node.result(s, 0).str();
     out.strategyNames.push_back(name);
     out.cost.push_back(seconds);
     out.memoryBytes.push_back(resultBytes);
@@ -350,8 +359,8 @@ plan::StrategyGraph GraphBuilder::build() {
     auto type = cast<RankedTensorType>(arg.getType());
     plan::StrategyGraph::Node g;
     g.name = "input " + std::to_string(arg.getArgNumber());
-    if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
-                                                      "weft.name"))
+    if (auto name =
+            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name"))
       g.name = "input " + name.str();
     g.strategyNames = {"replicated"};
     g.cost = {0};
@@ -381,53 +390,53 @@ plan::StrategyGraph GraphBuilder::build() {
   }
 
   // Edges: producer's result sharding against the consumer's need.
-  auto addEdge = [&](Value value, int to,
-                     llvm::function_ref<std::optional<TensorSharding>(unsigned)>
-                         need,
-                     unsigned toStrategies, bool free) {
-    auto it = producer.find(value);
-    if (it == producer.end())
-      return;
-    int from = it->second;
-    const PlannedNode &source = nodes[from];
-    unsigned resultIndex =
-        source.op ? cast<OpResult>(value).getResultNumber() : 0;
-    plan::StrategyGraph::Edge edge;
-    edge.from = from;
-    edge.to = to;
-    bool anyCost = false;
-    // A weight is stored in a sharding that its consumers read without
-    // communicating (or slice locally). Gathering it at the use, as ZeRO
-    // does, would save memory only if the gathered copy were priced at the
-    // point of use, which the live sets (one size per node strategy) cannot
-    // express; so it is not a choice. Unless the weight cannot be stored
-    // whole (tp, a pinned weight): then a consumer that cannot take it
-    // split gathers it (and the memory count after the solve sees that).
-    bool storedWhole = false;
-    if (source.op && isa<WeightOp, ConstantOp>(source.op))
-      for (unsigned s = 0; s < source.numStrategies(); ++s)
-        storedWhole |= source.result(s, resultIndex).isReplicated();
-    // Distinct shardings first: many strategies share them.
-    std::vector<TensorSharding> needs;
-    for (unsigned t = 0; t < toStrategies; ++t)
-      needs.push_back(*need(t));
-    for (unsigned s = 0; s < source.numStrategies(); ++s) {
-      TensorSharding have = source.result(s, resultIndex);
-      std::vector<double> row;
-      for (unsigned t = 0; t < toStrategies; ++t) {
-        double seconds = reshardSeconds(value, have, needs[t]);
-        if (storedWhole && communicates(value, have, needs[t]))
-          seconds = kInfinity;
-        if (free && seconds != kInfinity)
-          seconds = 0;
-        anyCost |= seconds != 0;
-        row.push_back(seconds);
-      }
-      edge.cost.push_back(std::move(row));
-    }
-    if (anyCost)
-      graph.edges.push_back(std::move(edge));
-  };
+  auto addEdge =
+      [&](Value value, int to,
+          llvm::function_ref<std::optional<TensorSharding>(unsigned)> need,
+          unsigned toStrategies, bool free) {
+        auto it = producer.find(value);
+        if (it == producer.end())
+          return;
+        int from = it->second;
+        const PlannedNode &source = nodes[from];
+        unsigned resultIndex =
+            source.op ? cast<OpResult>(value).getResultNumber() : 0;
+        plan::StrategyGraph::Edge edge;
+        edge.from = from;
+        edge.to = to;
+        bool anyCost = false;
+        // A weight is stored in a sharding that its consumers read without
+        // communicating (or slice locally). Gathering it at the use, as ZeRO
+        // does, would save memory only if the gathered copy were priced at the
+        // point of use, which the live sets (one size per node strategy) cannot
+        // express; so it is not a choice. Unless the weight cannot be stored
+        // whole (tp, a pinned weight): then a consumer that cannot take it
+        // split gathers it (and the memory count after the solve sees that).
+        bool storedWhole = false;
+        if (source.op && isa<WeightOp, ConstantOp>(source.op))
+          for (unsigned s = 0; s < source.numStrategies(); ++s)
+            storedWhole |= source.result(s, resultIndex).isReplicated();
+        // Distinct shardings first: many strategies share them.
+        std::vector<TensorSharding> needs;
+        for (unsigned t = 0; t < toStrategies; ++t)
+          needs.push_back(*need(t));
+        for (unsigned s = 0; s < source.numStrategies(); ++s) {
+          TensorSharding have = source.result(s, resultIndex);
+          std::vector<double> row;
+          for (unsigned t = 0; t < toStrategies; ++t) {
+            ReshardPrice price = reshardPrice(value, have, needs[t]);
+            double seconds =
+                storedWhole && price.communicates ? kInfinity : price.seconds;
+            if (free && seconds != kInfinity)
+              seconds = 0;
+            anyCost |= seconds != 0;
+            row.push_back(seconds);
+          }
+          edge.cost.push_back(std::move(row));
+        }
+        if (anyCost)
+          graph.edges.push_back(std::move(edge));
+      };
   for (auto [index, node] : llvm::enumerate(nodes)) {
     if (!node.op)
       continue;
@@ -512,8 +521,7 @@ void GraphBuilder::annotate(const plan::Solution &solution, ModuleOp module) {
     int choice = solution.choice[index];
     if (!node.op) {
       func.setArgAttr(cast<BlockArgument>(node.argument).getArgNumber(),
-                      kShardingAttr,
-                      toAttr(context, node.result(choice, 0)));
+                      kShardingAttr, toAttr(context, node.result(choice, 0)));
       continue;
     }
     Operation *op = node.op;
@@ -584,8 +592,18 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
   // is over budget, solve again with the ILP's budget lowered by the excess.
   double budget = graph.memoryBudgetBytes;
   ShardedMemory memory = countShardedMemory(func, mesh.shape);
-  for (int attempt = 1; memory.peakBytes > budget; ++attempt) {
-    if (attempt > kMaxBudgetTightenings)
+  while (memory.peakBytes > budget) {
+    std::optional<plan::Solution> tighter;
+    if (report.budgetTightenings < kMaxBudgetTightenings) {
+      graph.memoryBudgetBytes -= memory.peakBytes - budget;
+      llvm::Expected<plan::Solution> solved =
+          plan::solveILP(graph, options.solve);
+      if (solved)
+        tighter = std::move(*solved);
+      else
+        llvm::consumeError(solved.takeError());
+    }
+    if (!tighter) // No tighter plan: report what the last one needs.
       return planError() << llvm::formatv(
                  "memory budget too small: the best plan found needs {0} "
                  "({1:F0} bytes) per device, {2} of it buffers for "
@@ -593,13 +611,7 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
                  plan::formatBytes(memory.peakBytes), memory.peakBytes,
                  plan::formatBytes(memory.reshardBytesAtPeak),
                  plan::formatBytes(budget), budget);
-    graph.memoryBudgetBytes -= memory.peakBytes - budget;
-    solution = plan::solveILP(graph, options.solve);
-    if (!solution) {
-      llvm::consumeError(solution.takeError());
-      attempt = kMaxBudgetTightenings; // Report the last plan's need.
-      continue;
-    }
+    *solution = std::move(*tighter);
     builder.annotate(*solution, module);
     memory = countShardedMemory(func, mesh.shape);
     ++report.budgetTightenings;

@@ -62,20 +62,6 @@ static bool isCollective(Operation *op) {
              LocalSliceOp>(op);
 }
 
-static StringRef modeName(ShardingMode mode) {
-  switch (mode) {
-  case ShardingMode::Auto:
-    return "auto";
-  case ShardingMode::DataParallel:
-    return "dp";
-  case ShardingMode::TensorParallel:
-    return "tp";
-  case ShardingMode::Replicate:
-    return "replicate";
-  }
-  return "auto";
-}
-
 std::string mlir::weft::shortSharding(ShardingAttr sharding) {
   auto axes = [](ArrayRef<int16_t> list) {
     return llvm::formatv("({0})", llvm::interleaved(list, ",")).str();
@@ -188,7 +174,7 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
       for (int64_t d : plan.mesh)
         json.value(d);
     });
-    json.attribute("sharding", modeName(plan.mode));
+    json.attribute("sharding", shardingModeName(plan.mode));
     json.attribute("objective", plan.objective == Objective::Throughput
                                     ? "throughput"
                                     : "latency");
@@ -308,19 +294,6 @@ static std::string collectiveText(const PlannedCollective &c) {
       .str();
 }
 
-/// A byte count for people: 1.50 MB, 3.2 GB.
-static std::string humanBytes(double bytes) {
-  if (!std::isfinite(bytes))
-    return "unlimited";
-  const char *units[] = {"B", "KB", "MB", "GB", "TB"};
-  int u = 0;
-  while (bytes >= 1000 && u < 4) {
-    bytes /= 1000;
-    ++u;
-  }
-  return llvm::formatv(u ? "{0:f2} {1}" : "{0:f0} {1}", bytes, units[u]).str();
-}
-
 /// A duration for people: 850 ns, 12.3 us, 4.56 ms, 1.20 s.
 static std::string humanSeconds(double seconds) {
   if (seconds < 1e-6)
@@ -336,7 +309,7 @@ void mlir::weft::printPlanReport(const PlanSummary &plan,
                                  llvm::raw_ostream &os) {
   os << "plan of " << plan.modelName << " for " << plan.clusterName << ", mesh "
      << llvm::interleaved(plan.mesh, "x")
-     << ", --sharding=" << modeName(plan.mode) << ", --objective="
+     << ", --sharding=" << shardingModeName(plan.mode) << ", --objective="
      << (plan.objective == Objective::Throughput ? "throughput" : "latency")
      << "\n"
      << "  sharding: per dimension S(a,..) split over mesh axes a,.. or R "
@@ -406,8 +379,9 @@ void mlir::weft::printPlanReport(const PlanSummary &plan,
                       "outputs, is {1}), {2} collective(s) on device 0\n",
                       humanSeconds(plan.totalSeconds),
                       humanSeconds(sol.objective), moved)
-     << "  planned peak memory " << humanBytes(report.memory.peakBytes)
-     << " per device, budget " << humanBytes(report.memoryBudgetBytes) << "\n";
+     << "  planned peak memory " << plan::formatBytes(report.memory.peakBytes)
+     << " per device, budget " << plan::formatBytes(report.memoryBudgetBytes)
+     << "\n";
   std::string outcome;
   if (sol.optimal) {
     outcome = "optimal";

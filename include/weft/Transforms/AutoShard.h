@@ -100,6 +100,8 @@ plan::TensorSharding toTensorSharding(ShardingAttr attr);
 
 /// Parses a --sharding value.
 std::optional<ShardingMode> parseShardingMode(llvm::StringRef text);
+/// The --sharding value of `mode` ("auto", "dp", "tp", "replicate").
+llvm::StringRef shardingModeName(ShardingMode mode);
 
 } // namespace mlir::weft
 

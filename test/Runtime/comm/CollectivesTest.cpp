@@ -11,6 +11,8 @@
 
 #include "weft_rt.h"
 
+#include "MpiChecks.h"
+
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
 #include <mpi.h>
@@ -23,24 +25,9 @@
 #include <string>
 #include <vector>
 
+using namespace weft::test;
+
 namespace {
-
-int worldRank = 0;
-int worldSize = 1;
-int failures = 0;
-int checks = 0;
-
-#define EXPECT(cond, ...)                                                      \
-  do {                                                                         \
-    ++checks;                                                                  \
-    if (!(cond)) {                                                             \
-      ++failures;                                                              \
-      std::fprintf(stderr, "[rank %d] %s:%d: FAILED: %s: ", worldRank,         \
-                   __FILE__, __LINE__, #cond);                                 \
-      std::fprintf(stderr, __VA_ARGS__);                                       \
-      std::fprintf(stderr, "\n");                                              \
-    }                                                                          \
-  } while (0)
 
 /// The mesh a comm spans, and groups in it, computed without the runtime.
 struct Mesh {
@@ -700,14 +687,8 @@ int main(int argc, char **argv) {
   testWithoutComm(ctx);
   testCreateErrors(ctx);
 
-  int total[2] = {0, 0}, mine[2] = {failures, checks};
-  MPI_Reduce(mine, total, 2, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
-  int anyFailed = 0;
-  MPI_Allreduce(&failures, &anyFailed, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (worldRank == 0)
-    std::printf("%d ranks: %d checks, %d failed\n", worldSize, total[1],
-                total[0]);
+  int code = finishMpiChecks(MPI_COMM_WORLD);
   weft_rt_context_destroy(ctx);
   MPI_Finalize();
-  return anyFailed ? 1 : 0;
+  return code;
 }

@@ -9,6 +9,8 @@
 
 #include "cuda/NcclId.h"
 
+#include "MpiChecks.h"
+
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -16,24 +18,9 @@
 
 using namespace weft::rt::cuda;
 
+using namespace weft::test;
+
 namespace {
-
-int worldRank = 0;
-int worldSize = 1;
-int failures = 0;
-int checks = 0;
-
-#define EXPECT(cond, ...)                                                      \
-  do {                                                                         \
-    ++checks;                                                                  \
-    if (!(cond)) {                                                             \
-      ++failures;                                                              \
-      std::fprintf(stderr, "[rank %d] %s:%d: FAILED: %s: ", worldRank,         \
-                   __FILE__, __LINE__, #cond);                                 \
-      std::fprintf(stderr, __VA_ARGS__);                                       \
-      std::fprintf(stderr, "\n");                                              \
-    }                                                                          \
-  } while (0)
 
 unsigned char patternByte(int i, int seed) {
   return static_cast<unsigned char>(i * 37 + seed * 11 + 1);
@@ -135,13 +122,9 @@ int main(int argc, char **argv) {
   testBadRoot(ctx, comm);
   testRealId(ctx, comm);
 
-  int counts[2] = {failures, checks}, total[2] = {0, 0};
-  MPI_Reduce(counts, total, 2, MPI_INT, MPI_SUM, 0, comm);
-  if (worldRank == 0)
-    std::printf("%d ranks: %d checks, %d failed\n", worldSize, total[1],
-                total[0]);
+  int code = finishMpiChecks(comm);
   weft_rt_context_destroy(ctx);
   MPI_Comm_free(&comm);
   MPI_Finalize();
-  return failures == 0 ? 0 : 1;
+  return code;
 }
