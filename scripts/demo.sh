@@ -33,6 +33,10 @@ package=$WEFT_BUILD/demo/$(basename "$model" .onnx)
 compile() {
   "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package"
   echo
+  echo "--- the plan (weftc --emit=plan --report)"
+  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package.plan" \
+    --emit=plan --report --quiet
+  echo
   echo "--- $package/manifest.json"
   cat "$package/manifest.json"
 }
