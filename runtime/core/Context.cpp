@@ -18,7 +18,10 @@
 
 #include <sched.h>
 
-extern "C" void openblas_set_num_threads(int);
+// Weak, so that an executable whose kernels use neither (a GPU program)
+// links without OpenMP and OpenBLAS; a CPU program links both.
+extern "C" void openblas_set_num_threads(int) __attribute__((weak));
+extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 using namespace weft::rt;
 
@@ -93,8 +96,7 @@ static int threadsFromEnvironment() {
 
 double weft::rt::nowMicroseconds() {
   using namespace std::chrono;
-  return duration<double, std::micro>(
-             steady_clock::now().time_since_epoch())
+  return duration<double, std::micro>(steady_clock::now().time_since_epoch())
       .count();
 }
 
@@ -115,8 +117,8 @@ weft_rt_status weft_rt_context_create(weft_rt_context **out_ctx) {
                         std::getenv("WEFT_NUM_THREADS"));
   }
   *out_ctx = ctx;
-  return weft_rt_context_set_num_threads(
-      ctx, threads > 0 ? threads : availableCores());
+  return weft_rt_context_set_num_threads(ctx, threads > 0 ? threads
+                                                          : availableCores());
 }
 
 void weft_rt_context_destroy(weft_rt_context *ctx) { delete ctx; }
@@ -131,8 +133,10 @@ weft_rt_status weft_rt_context_set_num_threads(weft_rt_context *ctx,
   ctx->numThreads = n;
   // One OpenMP runtime (libgomp) serves our kernels, OpenBLAS's OpenMP build
   // and oneDNN, so this sets all three.
-  omp_set_num_threads(n);
-  openblas_set_num_threads(n);
+  if (omp_set_num_threads)
+    omp_set_num_threads(n);
+  if (openblas_set_num_threads)
+    openblas_set_num_threads(n);
   return WEFT_RT_OK;
 }
 

@@ -31,13 +31,15 @@ namespace {
 /// One invocation of the driver.
 class Driver {
 public:
-  Driver(const weft_rt_program *program, std::string exeName)
-      : program(program), exeName(std::move(exeName)) {}
+  Driver(const weft_rt_program *program, std::string exeName,
+         const MeshSupport *mesh)
+      : program(program), exeName(std::move(exeName)), mesh(mesh) {}
   ~Driver() {
     weft_rt_model_destroy(model);
     weft_rt_context_set_comm(ctx, nullptr);
     // Finalizes MPI: every rank gets here, with the same exit code.
-    weft_rt_comm_destroy(comm);
+    if (comm)
+      mesh->destroyComm(comm);
     weft_rt_context_destroy(ctx);
   }
 
@@ -95,7 +97,8 @@ private:
   int agree(int code) {
     if (!comm)
       return code;
-    code = agreeOnExit(comm, code, exeName, code ? pending : std::string());
+    code =
+        mesh->agreeOnExit(comm, code, exeName, code ? pending : std::string());
     pending.clear();
     return code;
   }
@@ -113,6 +116,8 @@ private:
 
   const weft_rt_program *program;
   std::string exeName;
+  /// Null in executables linked without MPI (single-device GPU packages).
+  const MeshSupport *mesh;
   DriverOptions options;
   ProgramSignature signature;
   weft_rt_context *ctx = nullptr;
@@ -182,9 +187,14 @@ int Driver::createContext() {
 }
 
 int Driver::createComm() {
+  if (!mesh)
+    return fail("the program is one device of a " +
+                std::to_string(signature.meshDevices) +
+                "-device mesh, but this executable was linked without mesh "
+                "support (MPI); recompile the package with weftc");
   weft_rt_status status =
-      weft_rt_comm_create_mpi(ctx, static_cast<int32_t>(signature.mesh.size()),
-                              signature.mesh.data(), &comm);
+      mesh->createComm(ctx, static_cast<int32_t>(signature.mesh.size()),
+                       signature.mesh.data(), &comm);
   if (status == WEFT_RT_OK) {
     weft_rt_context_set_comm(ctx, comm);
     rank = weft_rt_comm_rank(comm);
@@ -236,7 +246,7 @@ int Driver::runAll() {
     // Ranks start each run together, so that a run's time is its own and
     // not another rank's late start.
     if (comm)
-      meshBarrier(comm, exeName);
+      mesh->barrier(comm, exeName);
     // The profile covers the timed runs only: warm-up runs fault pages in.
     if (run == warmup && !options.profilePath.empty()) {
       weft_rt_model_enable_profile(model);
@@ -388,14 +398,14 @@ int Driver::main(int argc, char **argv) {
     return internalError("the program's " + signatureError);
 
   // A single device never touches MPI.
-  bool mesh = signature.meshDevices > 1;
-  if (mesh) {
+  bool inMesh = signature.meshDevices > 1;
+  if (inMesh) {
     if (int code = checkLaunch())
       return code;
   }
   if (int code = createContext())
     return code;
-  if (mesh) {
+  if (inMesh) {
     if (int code = createComm())
       return code;
   }
@@ -409,20 +419,21 @@ int Driver::main(int argc, char **argv) {
 
   if (int code = runAll()) {
     if (comm)
-      abortMesh(comm, code, exeName, pending);
+      mesh->abortMesh(comm, code, exeName, pending);
     return code;
   }
   if (comm)
-    slowestRankTimes(comm, exeName, timesMs);
+    mesh->slowestRankTimes(comm, exeName, timesMs);
   return agree(finish(expected));
 }
 
-int weft_rt_driver_main(const weft_rt_program *program, int argc, char **argv) {
+int weft::rt::runDriver(const weft_rt_program *program, int argc, char **argv,
+                        const MeshSupport *mesh) {
   std::string exeName = argc > 0 && argv[0] ? argv[0] : "weft-program";
   size_t slash = exeName.rfind('/');
   if (slash != std::string::npos)
     exeName = exeName.substr(slash + 1);
-  int code = Driver(program, exeName).main(argc, argv);
+  int code = Driver(program, exeName, mesh).main(argc, argv);
   std::fflush(stdout);
   return code;
 }

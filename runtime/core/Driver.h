@@ -141,6 +141,28 @@ void meshBarrier(weft_rt_comm *comm, const std::string &exeName);
 void slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
                       std::vector<double> &times);
 
+/// The MPI side of the driver, reached through this table so that an
+/// executable of one device (a GPU package) links no MPI. DriverMesh.cpp
+/// defines kMpiMeshSupport, which weft_rt_driver_main passes.
+struct MeshSupport {
+  weft_rt_status (*createComm)(weft_rt_context *ctx, int32_t meshRank,
+                               const int64_t *meshDims, weft_rt_comm **out);
+  void (*destroyComm)(weft_rt_comm *comm);
+  int (*agreeOnExit)(weft_rt_comm *comm, int code, const std::string &exeName,
+                     const std::string &message);
+  void (*abortMesh)(weft_rt_comm *comm, int code, const std::string &exeName,
+                    const std::string &message);
+  void (*barrier)(weft_rt_comm *comm, const std::string &exeName);
+  void (*slowestRankTimes)(weft_rt_comm *comm, const std::string &exeName,
+                           std::vector<double> &times);
+};
+extern const MeshSupport kMpiMeshSupport;
+
+/// The driver (weft_rt_driver_main) with `mesh` for programs of several
+/// devices; with null, such a program is refused with a clear message.
+int runDriver(const weft_rt_program *program, int argc, char **argv,
+              const MeshSupport *mesh);
+
 /// `path` with ".rank<k>" before its extension: trace.json ->
 /// trace.rank1.json, trace -> trace.rank1.
 std::string rankedPath(const std::string &path, int rank);

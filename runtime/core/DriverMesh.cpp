@@ -16,51 +16,6 @@
 
 using namespace weft::rt;
 
-/// An integer environment variable, or -1.
-static int64_t integerFromEnvironment(const char *name) {
-  const char *text = std::getenv(name);
-  if (!text || !*text)
-    return -1;
-  char *end = nullptr;
-  long long value = std::strtoll(text, &end, 10);
-  return *end == '\0' && value >= 0 ? value : -1;
-}
-
-LaunchInfo weft::rt::readLaunchInfo() {
-  LaunchInfo info;
-  // OpenMPI's mpirun, then PMI (MPICH's hydra, Slurm's PMI-2); PMIx and
-  // srun give the rank but not always the size (MPI will tell).
-  static const char *sizes[] = {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"};
-  static const char *ranks[] = {"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK",
-                                "SLURM_PROCID"};
-  for (const char *name : sizes)
-    if (info.worldSize < 0)
-      info.worldSize = integerFromEnvironment(name);
-  for (const char *name : ranks)
-    if (info.rank < 0)
-      info.rank = integerFromEnvironment(name);
-  info.launched = info.worldSize >= 0 || info.rank >= 0;
-  return info;
-}
-
-std::string weft::rt::formatRanks(const std::vector<int> &ranks,
-                                  int worldSize) {
-  std::string list;
-  for (size_t i = 0; i < ranks.size();) {
-    size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1)
-      ++j;
-    if (!list.empty())
-      list += ',';
-    list += std::to_string(ranks[i]);
-    if (j > i)
-      list += (j == i + 1 ? "," : "-") + std::to_string(ranks[j]);
-    i = j + 1;
-  }
-  return std::string(ranks.size() == 1 ? "[rank " : "[ranks ") + list + "/" +
-         std::to_string(worldSize) + "]";
-}
-
 /// Prints each line of `message` as "<exe> <ranks>: <line>".
 static void printLines(FILE *out, const std::string &exeName,
                        const std::string &ranks, const std::string &message) {
@@ -188,13 +143,15 @@ void weft::rt::slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
     times = std::move(slowest);
 }
 
-std::string weft::rt::rankedPath(const std::string &path, int rank) {
-  size_t slash = path.rfind('/');
-  size_t dot = path.rfind('.');
-  std::string tag = ".rank" + std::to_string(rank);
-  // A dot that starts the file name (".trace") is not an extension.
-  size_t nameStart = slash == std::string::npos ? 0 : slash + 1;
-  if (dot == std::string::npos || dot <= nameStart)
-    return path + tag;
-  return path.substr(0, dot) + tag + path.substr(dot);
+const MeshSupport weft::rt::kMpiMeshSupport = {
+    weft_rt_comm_create_mpi,
+    weft_rt_comm_destroy,
+    agreeOnExit,
+    abortMesh,
+    meshBarrier,
+    slowestRankTimes,
+};
+
+int weft_rt_driver_main(const weft_rt_program *program, int argc, char **argv) {
+  return runDriver(program, argc, argv, &kMpiMeshSupport);
 }

@@ -239,6 +239,7 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
     }
   }
   std::fprintf(out, "\nExit codes: 0 success, 1 bad options or files, 2 "
-                    "--check mismatch,\n4 another device of the mesh failed, "
-                    "70 internal error (a bug in Weft).\n");
+                    "--check mismatch,\n3 no usable device (GPU programs), 4 "
+                    "another device of the mesh failed,\n70 internal error "
+                    "(a bug in Weft).\n");
 }

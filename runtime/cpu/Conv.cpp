@@ -1,7 +1,8 @@
 //===- Conv.cpp - ONNX Conv: validation, dispatch and im2col --------------===//
 //
-// weft_rt_cpu_conv: checks the parameter block, picks an algorithm per shape
-// and implements the im2col + GEMM one (oneDNN's are in ConvOneDnn.cpp).
+// weft_rt_cpu_conv: reads the parameter block (parseConv, ConvShape.cpp),
+// picks an algorithm per shape and implements the im2col + GEMM one
+// (oneDNN's are in ConvOneDnn.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,82 +12,6 @@ using namespace weft::rt::cpu;
 
 static const char *const kConv = "conv";
 
-weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
-                                        const int64_t *params, ConvShape &s) {
-  WEFT_RT_REQUIRE(ctx, params, "conv: parameter block is NULL");
-  ParamReader r(params);
-  int64_t dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kConv, dtype, dtypeBit(WEFT_RT_F32)));
-  s.spatialRank = r.next();
-  WEFT_RT_REQUIRE(ctx, s.spatialRank >= 1 && s.spatialRank <= 3,
-                  "conv: %lld spatial dimensions (1 to 3 are supported)",
-                  (long long)s.spatialRank);
-  s.n = r.next();
-  s.c = r.next();
-  s.oc = r.next();
-  s.group = r.next();
-  WEFT_RT_REQUIRE(ctx, s.n >= 0 && s.c >= 0 && s.oc >= 0,
-                  "conv: negative N=%lld, C=%lld or OC=%lld", (long long)s.n,
-                  (long long)s.c, (long long)s.oc);
-  WEFT_RT_REQUIRE(ctx,
-                  s.group >= 1 && s.c % s.group == 0 && s.oc % s.group == 0,
-                  "conv: group %lld does not divide C=%lld and OC=%lld",
-                  (long long)s.group, (long long)s.c, (long long)s.oc);
-  int64_t rank = s.spatialRank;
-  int64_t *fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
-                       s.padsBegin, s.padsEnd, s.out};
-  const int64_t leading[] = {1, 1, 1, 1, 0, 0, 1};
-  for (int f = 0; f < 7; ++f) {
-    const int64_t *values = r.array(rank);
-    for (int64_t d = 0; d < 3 - rank; ++d)
-      fields[f][d] = leading[f];
-    for (int64_t d = 0; d < rank; ++d)
-      fields[f][3 - rank + d] = values[d];
-  }
-  s.words = r.consumed();
-  for (int64_t d = 3 - rank; d < 3; ++d) {
-    long long axis = d - (3 - rank);
-    WEFT_RT_REQUIRE(ctx,
-                    s.in[d] >= 0 && s.kernel[d] >= 1 && s.strides[d] >= 1 &&
-                        s.dilations[d] >= 1,
-                    "conv: spatial axis %lld has input %lld, kernel %lld, "
-                    "stride %lld, dilation %lld (sizes >= 0, the rest >= 1)",
-                    axis, (long long)s.in[d], (long long)s.kernel[d],
-                    (long long)s.strides[d], (long long)s.dilations[d]);
-    WEFT_RT_REQUIRE(ctx, s.padsBegin[d] >= 0 && s.padsEnd[d] >= 0,
-                    "conv: negative pads on spatial axis %lld", axis);
-    int64_t span, padded;
-    WEFT_RT_REQUIRE(
-        ctx,
-        checkedMul(s.kernel[d] - 1, s.dilations[d], span) &&
-            !__builtin_add_overflow(s.in[d], s.padsBegin[d], &padded) &&
-            !__builtin_add_overflow(padded, s.padsEnd[d], &padded),
-        "conv: sizes of spatial axis %lld overflow", axis);
-    WEFT_RT_REQUIRE(ctx, padded > span,
-                    "conv: on spatial axis %lld the dilated kernel (%lld) is "
-                    "larger than the padded input (%lld)",
-                    axis, (long long)(span + 1), (long long)padded);
-    int64_t expected = (padded - span - 1) / s.strides[d] + 1;
-    WEFT_RT_REQUIRE(ctx, s.out[d] == expected,
-                    "conv: output size %lld on spatial axis %lld, expected "
-                    "%lld",
-                    (long long)s.out[d], axis, (long long)expected);
-  }
-  // Input, weight, output and im2col element counts must fit in int64.
-  const int64_t cg = s.c / s.group;
-  const int64_t counts[][8] = {
-      {s.n, s.c, s.in[0], s.in[1], s.in[2], 1, 1, 1},
-      {s.oc, cg, s.kernel[0], s.kernel[1], s.kernel[2], 1, 1, 1},
-      {s.n, s.oc, s.out[0], s.out[1], s.out[2], 1, 1, 1},
-      {cg, s.kernel[0], s.kernel[1], s.kernel[2], s.out[0], s.out[1], s.out[2],
-       1}};
-  for (const auto &factors : counts) {
-    int64_t count;
-    WEFT_RT_REQUIRE(ctx, checkedProduct(factors, 8, count),
-                    "conv: tensor sizes overflow int64");
-  }
-  return WEFT_RT_OK;
-}
 
 //===----------------------------------------------------------------------===//
 // im2col + GEMM

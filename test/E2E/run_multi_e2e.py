@@ -624,7 +624,7 @@ def self_checks(args, compiler, pkg, model, base, name):
         fail(r, "compare_outputs missed the perturbation")
 
     # 2. A rank that dies and a rank that hangs end the run with exit 4.
-    for what, script in (("dies", "#!/bin/sh\nexit 3\n"),
+    for what, script in (("dies", "#!/bin/sh\nexit 5\n"),
                          ("hangs", "#!/bin/sh\nexec sleep %d\n" %
                           (FAULT_TIMEOUT + 60))):
         r = row_for("self-check: rank " + what)

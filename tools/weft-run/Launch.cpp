@@ -615,6 +615,7 @@ int weft::run::runMesh(const Package &package,
   case kExitOk:
   case kExitBadInput:
   case kExitMismatch:
+  case kExitDeviceUnavailable:
   case kExitPeerFailed:
   case kExitInternal:
     // Every rank exits with the code the ranks agreed on.

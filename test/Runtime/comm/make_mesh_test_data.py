@@ -5,8 +5,8 @@ OUT/pkg2 and OUT/pkg4 are the packages of MeshTestProgram.cpp on the meshes
 [2] and [2,2] (CMake builds bin/dev0 in each; every device runs it): this
 adds weights/dev<k>.bin (w[0] = 1 + k/2) and manifest.json. OUT/pkg2-
 noweights is a copy of pkg2 without weights/dev1.bin, OUT/pkg2-bad-mesh a
-manifest whose mesh disagrees with its devices, OUT/pkg2-exit3 one whose
-device 1 is a script that exits with 3. OUT/data holds the input
+manifest whose mesh disagrees with its devices, OUT/pkg2-exit5 one whose
+device 1 is a script that exits with 5. OUT/data holds the input
 and the expected outputs of each mesh, written with onnx.numpy_helper.
 
 usage: make_mesh_test_data.py OUT
@@ -115,11 +115,11 @@ def main():
     copy_executable(root, "pkg2", "pkg2-bad-mesh")
     # Device 1 is a script that exits at once with a code no device
     # program returns (as a rank that dies before MPI starts).
-    pkg = write_package(root, "pkg2-exit3", [2])
-    copy_executable(root, "pkg2", "pkg2-exit3")
+    pkg = write_package(root, "pkg2-exit5", [2])
+    copy_executable(root, "pkg2", "pkg2-exit5")
     script = os.path.join(pkg, "bin", "fault")
     with open(script, "w") as f:
-        f.write("#!/bin/sh\nexit 3\n")
+        f.write("#!/bin/sh\nexit 5\n")
     os.chmod(script, 0o755)
     manifest_path = os.path.join(pkg, "manifest.json")
     with open(manifest_path) as f:
