@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "comm/CollectiveParams.h"
 #include "comm/Comm.h"
 #include "core/Context.h"
 
@@ -106,35 +107,7 @@ void weft::rt::sumBfloat16s(void *in, void *inout, int *length,
 // Parameter blocks
 //===----------------------------------------------------------------------===//
 
-namespace {
-
-/// A checked parameter block and what follows from it on this device.
-struct Collective {
-  int64_t kind = 0;
-  weft_rt_dtype dtype = 0;
-  size_t elemBytes = 0;
-  int64_t numAxes = 0;
-  int64_t axes[kMaxMeshAxes] = {};
-  /// The group: its size, this device's rank g in it, and its axes as a
-  /// bitmask (an index into weft_rt_comm::groups).
-  int64_t groupSize = 1;
-  int64_t groupRank = 0;
-  size_t mask = 0;
-  /// ALL_REDUCE_SUM.
-  int64_t count = 0;
-  /// The others: sizes (split sizes of ALL_TO_ALL) and gatherSizes, P each,
-  /// pointing into the parameter block, and their sums.
-  int64_t outer = 0, mid = 1, inner = 0, gatherFirst = 0;
-  const int64_t *sizes = nullptr;
-  const int64_t *gatherSizes = nullptr;
-  int64_t sizesSum = 0, gatherSum = 0;
-  /// Elements of in and out.
-  int64_t inElements = 0, outElements = 0;
-};
-
-} // namespace
-
-static const char *kindName(int64_t kind) {
+const char *weft::rt::collectiveKindName(int64_t kind) {
   switch (kind) {
   case WEFT_RT_ALL_REDUCE_SUM:
     return "all_reduce_sum";
@@ -170,51 +143,51 @@ static bool readSizes(const int64_t *at, int64_t count, int64_t &sum) {
   return true;
 }
 
-/// Parses and checks `params` against ctx's communicator. Fails ctx with a
-/// message that names the collective and the offending value.
-static weft_rt_status parse(weft_rt_context *ctx, const int64_t *params,
-                            Collective &c) {
-  const weft_rt_comm *comm = ctx->comm;
+weft_rt_status weft::rt::parseCollective(weft_rt_context *ctx,
+                                         const int64_t *params,
+                                         const CollectiveMesh &mesh,
+                                         const CollectiveNames &names,
+                                         Collective &c) {
+  const char *fn = names.function;
+  const bool comm = mesh.dims != nullptr;
   c.kind = params[0];
   if (c.kind < WEFT_RT_ALL_REDUCE_SUM || c.kind > WEFT_RT_LOCAL_SLICE)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective: unknown kind %lld (0 to 4)",
+                        "%s: unknown kind %lld (0 to 4)", fn,
                         static_cast<long long>(c.kind));
-  const char *name = kindName(c.kind);
+  const char *name = collectiveKindName(c.kind);
   if (params[1] <= 0 || params[1] > INT32_MAX ||
       weft_rt_dtype_size(static_cast<weft_rt_dtype>(params[1])) == 0)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: unknown dtype %lld", name,
+                        "%s %s: unknown dtype %lld", fn, name,
                         static_cast<long long>(params[1]));
   c.dtype = static_cast<weft_rt_dtype>(params[1]);
   c.elemBytes = weft_rt_dtype_size(c.dtype);
   c.numAxes = params[2];
-  int64_t meshAxes = comm ? static_cast<int64_t>(comm->dims.size())
+  int64_t meshAxes = comm ? static_cast<int64_t>(mesh.numAxes)
                           : static_cast<int64_t>(kMaxMeshAxes);
   if (c.numAxes < 0 || c.numAxes > meshAxes)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: %lld axes, but the mesh has "
-                        "%lld",
-                        name, static_cast<long long>(c.numAxes),
+                        "%s %s: %lld axes, but the mesh has %lld", fn, name,
+                        static_cast<long long>(c.numAxes),
                         static_cast<long long>(meshAxes));
   for (int64_t i = 0; i < c.numAxes; ++i) {
     int64_t axis = params[3 + i];
     if (axis < 0 || axis >= meshAxes)
       return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "weft_rt_collective %s: axis %lld is not a mesh "
-                          "axis (0 to %lld)",
+                          "%s %s: axis %lld is not a mesh axis (0 to %lld)", fn,
                           name, static_cast<long long>(axis),
                           static_cast<long long>(meshAxes - 1));
     if (c.mask & (size_t(1) << axis))
       return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "weft_rt_collective %s: axis %lld is given twice",
-                          name, static_cast<long long>(axis));
+                          "%s %s: axis %lld is given twice", fn, name,
+                          static_cast<long long>(axis));
     c.mask |= size_t(1) << axis;
     c.axes[i] = axis;
     // Without a communicator the world is one device: every axis has size 1.
     if (comm) {
-      c.groupSize *= comm->dims[axis];
-      c.groupRank = c.groupRank * comm->dims[axis] + comm->coords[axis];
+      c.groupSize *= mesh.dims[axis];
+      c.groupRank = c.groupRank * mesh.dims[axis] + mesh.coords[axis];
     }
   }
 
@@ -223,7 +196,7 @@ static weft_rt_status parse(weft_rt_context *ctx, const int64_t *params,
     c.count = rest[0];
     if (c.count < 0)
       return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "weft_rt_collective %s: count %lld is negative", name,
+                          "%s %s: count %lld is negative", fn, name,
                           static_cast<long long>(c.count));
     c.inElements = c.outElements = c.count;
     return WEFT_RT_OK;
@@ -239,9 +212,8 @@ static weft_rt_status parse(weft_rt_context *ctx, const int64_t *params,
     rest += 5;
     if (c.gatherFirst != 0 && c.gatherFirst != 1)
       return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "weft_rt_collective %s: gather_first is %lld, not 0 "
-                          "or 1",
-                          name, static_cast<long long>(c.gatherFirst));
+                          "%s %s: gather_first is %lld, not 0 or 1", fn, name,
+                          static_cast<long long>(c.gatherFirst));
   } else {
     c.outer = rest[0];
     c.inner = rest[1];
@@ -250,38 +222,34 @@ static weft_rt_status parse(weft_rt_context *ctx, const int64_t *params,
   }
   if (c.outer < 0 || c.mid < 0 || c.inner < 0)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: outer %lld, mid %lld and inner "
-                        "%lld must be >= 0",
-                        name, static_cast<long long>(c.outer),
+                        "%s %s: outer %lld, mid %lld and inner %lld must be "
+                        ">= 0",
+                        fn, name, static_cast<long long>(c.outer),
                         static_cast<long long>(c.mid),
                         static_cast<long long>(c.inner));
   // Checked before the sizes are read: P says how many follow.
   if (p != c.groupSize)
-    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: P is %lld, but the group over "
-                        "%lld mesh axes has %lld devices%s",
-                        name, static_cast<long long>(p),
-                        static_cast<long long>(c.numAxes),
-                        static_cast<long long>(c.groupSize),
-                        comm ? ""
-                             : " (no communicator is attached: only groups "
-                               "of one device work; see "
-                               "weft_rt_context_set_comm)");
+    return weft_rt_fail(
+        ctx, WEFT_RT_INVALID_ARGUMENT,
+        "%s %s: P is %lld, but the group over %lld mesh axes "
+        "has %lld devices%s",
+        fn, name, static_cast<long long>(p), static_cast<long long>(c.numAxes),
+        static_cast<long long>(c.groupSize), comm ? "" : names.noCommHint);
   c.sizes = rest;
   if (!readSizes(c.sizes, p, c.sizesSum))
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: the sizes must be >= 0 and sum "
-                        "to at most 2^63-1",
-                        name);
+                        "%s %s: the sizes must be >= 0 and sum to at most "
+                        "2^63-1",
+                        fn, name);
   int64_t mySize = c.sizes[c.groupRank];
   bool fits = true;
   if (c.kind == WEFT_RT_ALL_TO_ALL) {
     c.gatherSizes = rest + p;
     if (!readSizes(c.gatherSizes, p, c.gatherSum))
       return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "weft_rt_collective %s: the gather sizes must be >= "
-                          "0 and sum to at most 2^63-1",
-                          name);
+                          "%s %s: the gather sizes must be >= 0 and sum to at "
+                          "most 2^63-1",
+                          fn, name);
     int64_t myGather = c.gatherSizes[c.groupRank];
     fits =
         multiply({c.outer, c.sizesSum, c.mid, myGather, c.inner},
@@ -299,23 +267,23 @@ static weft_rt_status parse(weft_rt_context *ctx, const int64_t *params,
                           static_cast<int64_t>(c.elemBytes)},
                          bytes))
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: the buffers have more bytes "
-                        "than fit in 64 bits",
-                        name);
+                        "%s %s: the buffers have more bytes than fit in 64 "
+                        "bits",
+                        fn, name);
   return WEFT_RT_OK;
 }
 
-/// Checks the buffers of a parsed collective: present when not empty, and
-/// apart (only an all-reduce may work in place).
-static weft_rt_status checkBuffers(weft_rt_context *ctx, const Collective &c,
-                                   const void *in, void *out) {
-  const char *name = kindName(c.kind);
+weft_rt_status weft::rt::checkCollectiveBuffers(weft_rt_context *ctx,
+                                                const CollectiveNames &names,
+                                                const Collective &c,
+                                                const void *in, void *out) {
+  const char *fn = names.function;
+  const char *name = collectiveKindName(c.kind);
   size_t inBytes = static_cast<size_t>(c.inElements) * c.elemBytes;
   size_t outBytes = static_cast<size_t>(c.outElements) * c.elemBytes;
   if ((inBytes && !in) || (outBytes && !out))
-    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: %s is NULL", name,
-                        inBytes && !in ? "in" : "out");
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT, "%s %s: %s is NULL", fn,
+                        name, inBytes && !in ? "in" : "out");
   if (!inBytes || !outBytes)
     return WEFT_RT_OK;
   if (c.kind == WEFT_RT_ALL_REDUCE_SUM && in == out)
@@ -324,10 +292,37 @@ static weft_rt_status checkBuffers(weft_rt_context *ctx, const Collective &c,
   auto outStart = reinterpret_cast<uintptr_t>(out);
   if (inStart < outStart + outBytes && outStart < inStart + inBytes)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "weft_rt_collective %s: in (%zu bytes) and out (%zu "
-                        "bytes) overlap",
+                        "%s %s: in (%zu bytes) and out (%zu bytes) overlap", fn,
                         name, inBytes, outBytes);
   return WEFT_RT_OK;
+}
+
+int64_t weft::rt::collectiveBlockOffset(const int64_t *sizes, int64_t h) {
+  int64_t offset = 0;
+  for (int64_t i = 0; i < h; ++i)
+    offset += sizes[i];
+  return offset;
+}
+
+bool weft::rt::collectiveGroupRanks(const int64_t *dims, size_t numAxes,
+                                    const Collective &c, int64_t *groupRankOf) {
+  bool inOrder = true;
+  for (int64_t r = 0; r < c.groupSize; ++r) {
+    // Communicator rank r: its coordinates on the group's axes, the last
+    // axis fastest.
+    int64_t rest = r, coords[kMaxMeshAxes] = {};
+    for (size_t a = numAxes; a-- > 0;)
+      if (c.mask & (size_t(1) << a)) {
+        coords[a] = rest % dims[a];
+        rest /= dims[a];
+      }
+    int64_t g = 0;
+    for (int64_t i = 0; i < c.numAxes; ++i)
+      g = g * dims[c.axes[i]] + coords[c.axes[i]];
+    groupRankOf[r] = g;
+    inOrder &= g == r;
+  }
+  return inOrder;
 }
 
 //===----------------------------------------------------------------------===//
@@ -347,14 +342,6 @@ static void copyRows(uint8_t *dst, int64_t dstStride, const uint8_t *src,
                 src + static_cast<size_t>(r * srcStride) * elemBytes, rowBytes);
 }
 
-/// The offset of member h's block: sum(sizes[0..h)).
-static int64_t blockOffset(const int64_t *sizes, int64_t h) {
-  int64_t offset = 0;
-  for (int64_t i = 0; i < h; ++i)
-    offset += sizes[i];
-  return offset;
-}
-
 /// A collective of a group of one device, and every LOCAL_SLICE: no
 /// communication, only copies.
 static void runLocally(const Collective &c, const void *in, void *out) {
@@ -364,7 +351,7 @@ static void runLocally(const Collective &c, const void *in, void *out) {
   const auto *src = static_cast<const uint8_t *>(in);
   if (c.kind == WEFT_RT_LOCAL_SLICE) {
     int64_t size = c.sizes[c.groupRank];
-    int64_t offset = blockOffset(c.sizes, c.groupRank);
+    int64_t offset = collectiveBlockOffset(c.sizes, c.groupRank);
     copyRows(dst, size * c.inner, src + offset * c.inner * c.elemBytes,
              c.sizesSum * c.inner, c.outer, size * c.inner, c.elemBytes);
     return;
@@ -409,7 +396,7 @@ static MPI_Op sumOp(const weft_rt_comm &comm, weft_rt_dtype dtype) {
 static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
                                const void *in, void *out) {
   weft_rt_comm &comm = *ctx->comm;
-  const char *name = kindName(c.kind);
+  const char *name = collectiveKindName(c.kind);
   MPI_Comm group = comm.groups[c.mask];
   MPI_Datatype type = mpiType(c.dtype);
   size_t eb = c.elemBytes;
@@ -448,20 +435,8 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
                         name, groupSize, p);
   comm.groupRankOf.resize(p);
   comm.blockOffsets.resize(p + 1);
-  bool inOrder = true;
-  for (int r = 0; r < p; ++r) {
-    int64_t rest = r, coords[kMaxMeshAxes] = {};
-    for (size_t a = comm.dims.size(); a-- > 0;)
-      if (c.mask & (size_t(1) << a)) {
-        coords[a] = rest % comm.dims[a];
-        rest /= comm.dims[a];
-      }
-    int64_t g = 0;
-    for (int64_t i = 0; i < c.numAxes; ++i)
-      g = g * comm.dims[c.axes[i]] + coords[c.axes[i]];
-    comm.groupRankOf[r] = g;
-    inOrder &= g == r;
-  }
+  bool inOrder = collectiveGroupRanks(comm.dims.data(), comm.dims.size(), c,
+                                      comm.groupRankOf.data());
   for (int64_t h = 0; h < p; ++h)
     comm.blockOffsets[h + 1] = comm.blockOffsets[h] + c.sizes[h];
   const std::vector<int64_t> &offsets = comm.blockOffsets;
@@ -617,10 +592,20 @@ weft_rt_status weft_rt_collective(weft_rt_context *ctx, const int64_t *params,
   if (!params)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
                         "weft_rt_collective: params is NULL");
+  static const CollectiveNames names = {
+      "weft_rt_collective",
+      " (no communicator is attached: only groups of one device work; see "
+      "weft_rt_context_set_comm)"};
+  CollectiveMesh mesh;
+  if (const weft_rt_comm *comm = ctx->comm) {
+    mesh.dims = comm->dims.data();
+    mesh.coords = comm->coords.data();
+    mesh.numAxes = comm->dims.size();
+  }
   Collective c;
-  if (weft_rt_status status = parse(ctx, params, c))
+  if (weft_rt_status status = parseCollective(ctx, params, mesh, names, c))
     return status;
-  if (weft_rt_status status = checkBuffers(ctx, c, in, out))
+  if (weft_rt_status status = checkCollectiveBuffers(ctx, names, c, in, out))
     return status;
   if (c.groupSize == 1 || c.kind == WEFT_RT_LOCAL_SLICE) {
     runLocally(c, in, out);

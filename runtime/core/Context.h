@@ -47,6 +47,9 @@ struct weft_rt_context {
   /// The mesh communicator of weft_rt_context_set_comm; not owned. Null for
   /// a single device.
   weft_rt_comm *comm = nullptr;
+  /// The weft::rt::cuda::DeviceState of a running CUDA program (its stream,
+  /// library handles and scratch); not owned. Null on the CPU.
+  void *cudaDeviceState = nullptr;
 };
 
 #endif // WEFT_RUNTIME_CORE_CONTEXT_H

@@ -85,6 +85,12 @@ static weft_rt_status mapWeights(weft_rt_model *model, const char *path) {
   return WEFT_RT_OK;
 }
 
+static weft::rt::DeviceBackendFactory cudaBackendFactory = nullptr;
+
+void weft::rt::setCudaBackendFactory(DeviceBackendFactory factory) {
+  cudaBackendFactory = factory;
+}
+
 weft_rt_status weft_rt_model_create(weft_rt_context *ctx,
                                     const weft_rt_program *program,
                                     const char *weights_path,
@@ -132,6 +138,20 @@ weft_rt_status weft_rt_model_create(weft_rt_context *ctx,
   model->weightsBuffer =
       model->weights ? makeBuffer(model->weights, model->weightsMapBytes)
                      : makeBuffer(noWeights, 0);
+  if (model->signature.target == "cuda") {
+    if (!cudaBackendFactory) {
+      weft_rt_model_destroy(model);
+      return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                          "the program was compiled for CUDA GPUs "
+                          "(--target=cuda), but this executable's runtime "
+                          "has no CUDA backend; run the package's own "
+                          "bin/dev<k>, which has");
+    }
+    if (weft_rt_status status = cudaBackendFactory(model, &model->device)) {
+      weft_rt_model_destroy(model);
+      return status;
+    }
+  }
   *out_model = model;
   return WEFT_RT_OK;
 }
@@ -139,6 +159,8 @@ weft_rt_status weft_rt_model_create(weft_rt_context *ctx,
 void weft_rt_model_destroy(weft_rt_model *model) {
   if (!model)
     return;
+  // The device first: its memory is freed while its stream still exists.
+  model->device.reset();
   if (model->arena)
     munmap(model->arena, model->arenaMapBytes);
   if (model->weights)
@@ -224,7 +246,9 @@ weft_rt_status weft_rt_model_run(weft_rt_model *model) {
   // program cannot change what the next run sees.
   weft_rt_byte_buffer arena = model->arenaBuffer;
   weft_rt_byte_buffer weights = model->weightsBuffer;
-  weft_rt_status status = model->program->run(ctx, &arena, &weights);
+  weft_rt_status status = model->device
+                              ? model->device->run(model)
+                              : model->program->run(ctx, &arena, &weights);
   if (ctx->profiling && runEvent < ctx->events.size())
     ctx->events[runEvent].durationUs =
         nowMicroseconds() - ctx->events[runEvent].startUs;

@@ -8,9 +8,11 @@
 #ifndef WEFT_RUNTIME_CORE_MODEL_H
 #define WEFT_RUNTIME_CORE_MODEL_H
 
+#include "DeviceBackend.h"
 #include "Signature.h"
 #include "weft_rt.h"
 
+#include <memory>
 #include <string>
 
 struct weft_rt_model {
@@ -25,6 +27,10 @@ struct weft_rt_model {
   size_t weightsMapBytes = 0;
   weft_rt_byte_buffer arenaBuffer;
   weft_rt_byte_buffer weightsBuffer;
+  /// The device a GPU program runs on (null for the CPU). Its memory holds
+  /// the arena and weights the program computes with; `arena` above then
+  /// holds only the host copies of the inputs and outputs.
+  std::unique_ptr<weft::rt::DeviceBackend> device;
   /// Runs so far, numbering the "run" events of the profile.
   int64_t runCount = 0;
 };

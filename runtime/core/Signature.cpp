@@ -145,12 +145,13 @@ private:
                    std::vector<TensorSpec> &into);
   bool parseOp(const std::vector<std::string> &fields);
   bool parseMesh(const std::vector<std::string> &fields);
+  bool parseTarget(const std::vector<std::string> &fields);
   bool checkWhole();
 
   ProgramSignature &out;
   std::string &error;
   int lineNumber = 0;
-  bool sawArena = false, sawWeights = false, sawMesh = false;
+  bool sawArena = false, sawWeights = false, sawMesh = false, sawTarget = false;
   /// Op ids as given, checked for density at the end.
   std::vector<int64_t> opIds;
   std::vector<OpSpec> opsInOrder;
@@ -255,6 +256,8 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
     return parseOp(fields);
   if (kind == "mesh")
     return parseMesh(fields);
+  if (kind == "target")
+    return parseTarget(fields);
   return fail("unknown record '%s'", kind.c_str());
 }
 
@@ -262,6 +265,36 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
 /// limits: one MPI communicator per subset of axes, int ranks).
 static constexpr size_t kMaxMeshAxes = 8;
 static constexpr int64_t kMaxMeshDevices = INT32_MAX;
+
+bool SignatureParser::parseTarget(const std::vector<std::string> &fields) {
+  if (sawTarget)
+    return fail("second 'target' record");
+  sawTarget = true;
+  if (fields.size() < 2)
+    return fail("expected 'target cpu' or 'target cuda <sm_XX>...'");
+  if (fields[1] == "cpu") {
+    if (fields.size() != 2)
+      return fail("'target cpu' takes no architectures");
+    out.target = "cpu";
+    return true;
+  }
+  if (fields[1] != "cuda")
+    return fail("unknown target '%s' (expected cpu or cuda)",
+                fields[1].c_str());
+  if (fields.size() < 3)
+    return fail("'target cuda' needs at least one GPU architecture (sm_80)");
+  out.target = "cuda";
+  for (size_t i = 2; i < fields.size(); ++i) {
+    int64_t arch = 0;
+    if (fields[i].rfind("sm_", 0) != 0 ||
+        !parseInt64(fields[i].substr(3), arch) || arch < 10 || arch > 1000)
+      return fail("GPU architecture '%s' is not sm_<compute capability>, as "
+                  "sm_90",
+                  fields[i].c_str());
+    out.gpuArchitectures.push_back(static_cast<int>(arch));
+  }
+  return true;
+}
 
 bool SignatureParser::parseMesh(const std::vector<std::string> &fields) {
   if (sawMesh)

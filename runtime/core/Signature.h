@@ -43,6 +43,10 @@ struct ProgramSignature {
   std::vector<int64_t> mesh;
   /// Devices in the mesh (product of `mesh`), 1 without one.
   int64_t meshDevices = 1;
+  /// The "target" record: the device kind ("cpu" without one) and, for
+  /// "cuda", the GPU architectures the program was built for (80 = sm_80).
+  std::string target = "cpu";
+  std::vector<int> gpuArchitectures;
   std::vector<TensorSpec> inputs;
   std::vector<TensorSpec> outputs;
   /// Indexed by op id (ids are 0 .. ops.size() - 1, each given once).

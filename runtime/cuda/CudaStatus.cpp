@@ -74,15 +74,3 @@ weft_rt_status weft::rt::cuda::cublasFail(weft_rt_context *ctx,
                       "%s failed at %s:%d: %s (%s)", call, baseName(file), line,
                       cublasGetStatusString(error), cublasGetStatusName(error));
 }
-
-weft_rt_status weft::rt::cuda::ncclFail(weft_rt_context *ctx,
-                                        ncclResult_t error, const char *call,
-                                        const char *file, int line) {
-  // The last error's detail is per thread and says more than the code's
-  // text ("no socket interface found", ...).
-  const char *detail = ncclGetLastError(nullptr);
-  bool hasDetail = detail && *detail;
-  return weft_rt_fail(ctx, WEFT_RT_COMM_ERROR, "%s failed at %s:%d: %s%s%s",
-                      call, baseName(file), line, ncclGetErrorString(error),
-                      hasDetail ? ": " : "", hasDetail ? detail : "");
-}

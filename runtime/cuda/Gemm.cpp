@@ -30,16 +30,23 @@ weft_rt_status CublasHandle::create(weft_rt_context *ctx, Stream &stream) {
 }
 
 weft_rt_status weft::rt::cuda::gemm(weft_rt_context *ctx, CublasHandle &handle,
-                                    const GemmRequest &request, float alpha,
-                                    const void *a, const void *b, float beta,
+                                    const GemmRequest &request, double alpha,
+                                    const void *a, const void *b, double beta,
                                     void *c) {
-  if (!handle.get())
+  return gemm(ctx, handle.get(), request, alpha, a, b, beta, c);
+}
+
+weft_rt_status weft::rt::cuda::gemm(weft_rt_context *ctx, cublasHandle_t handle,
+                                    const GemmRequest &request, double alpha,
+                                    const void *a, const void *b, double beta,
+                                    void *c) {
+  if (!handle)
     return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
                         "GEMM: the cuBLAS handle was never created");
   CublasGemmCall call;
   if (weft_rt_status status = planGemm(ctx, request, &call))
     return status;
-  bool empty = request.m == 0 || request.n == 0;
+  bool empty = request.m == 0 || request.n == 0 || request.batch == 0;
   if (!empty && (!c || (request.k > 0 && (!a || !b))))
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
                         "GEMM: a null device pointer (a=%p b=%p c=%p)", a, b,
@@ -48,10 +55,27 @@ weft_rt_status weft::rt::cuda::gemm(weft_rt_context *ctx, CublasHandle &handle,
     return WEFT_RT_OK;
   const void *first = call.first == GemmOperand::A ? a : b;
   const void *second = call.second == GemmOperand::A ? a : b;
-  WEFT_CUBLAS_CHECK(
-      ctx, cublasGemmEx(handle.get(), call.transa, call.transb, call.m, call.n,
-                        call.k, &alpha, first, call.dataType, call.lda, second,
-                        call.dataType, call.ldb, &beta, c, call.dataType,
-                        call.ldc, call.computeType, CUBLAS_GEMM_DEFAULT));
+  // cuBLAS reads the scalars in the compute type's precision.
+  float alphaF = static_cast<float>(alpha), betaF = static_cast<float>(beta);
+  const void *alphaP = call.doubleScalars ? static_cast<const void *>(&alpha)
+                                          : static_cast<const void *>(&alphaF);
+  const void *betaP = call.doubleScalars ? static_cast<const void *>(&beta)
+                                         : static_cast<const void *>(&betaF);
+  if (call.batchCount == 1) {
+    WEFT_CUBLAS_CHECK(ctx,
+                      cublasGemmEx(handle, call.transa, call.transb, call.m,
+                                   call.n, call.k, alphaP, first, call.dataType,
+                                   call.lda, second, call.dataType, call.ldb,
+                                   betaP, c, call.dataType, call.ldc,
+                                   call.computeType, CUBLAS_GEMM_DEFAULT));
+    return WEFT_RT_OK;
+  }
+  WEFT_CUBLAS_CHECK(ctx, cublasGemmStridedBatchedEx(
+                             handle, call.transa, call.transb, call.m, call.n,
+                             call.k, alphaP, first, call.dataType, call.lda,
+                             call.strideFirst, second, call.dataType, call.ldb,
+                             call.strideSecond, betaP, c, call.dataType,
+                             call.ldc, call.strideC, call.batchCount,
+                             call.computeType, CUBLAS_GEMM_DEFAULT));
   return WEFT_RT_OK;
 }

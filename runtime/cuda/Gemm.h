@@ -33,13 +33,19 @@ private:
   cublasHandle_t handle = nullptr;
 };
 
-/// Queues row-major C = alpha * op(A) x op(B) + beta * C (see GemmRequest)
-/// on the handle's stream; a, b and c are device pointers of the request's
-/// dtype. Returns once queued: the stream's synchronize reports failures of
-/// the computation itself.
+/// Queues row-major C = alpha * op(A) x op(B) + beta * C (see GemmRequest;
+/// every product of a batch) on the handle's stream; a, b and c are device
+/// pointers of the request's dtype. alpha and beta are rounded to float
+/// except for f64. With beta 0, C is not read. Returns once queued: the
+/// stream's synchronize reports failures of the computation itself.
 weft_rt_status gemm(weft_rt_context *ctx, CublasHandle &handle,
-                    const GemmRequest &request, float alpha, const void *a,
-                    const void *b, float beta, void *c);
+                    const GemmRequest &request, double alpha, const void *a,
+                    const void *b, double beta, void *c);
+
+/// The same on a raw handle (DeviceState's, bound to the program's stream).
+weft_rt_status gemm(weft_rt_context *ctx, cublasHandle_t handle,
+                    const GemmRequest &request, double alpha, const void *a,
+                    const void *b, double beta, void *c);
 
 } // namespace weft::rt::cuda
 

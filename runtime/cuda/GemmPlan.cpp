@@ -30,9 +30,14 @@ weft_rt_status weft::rt::cuda::planGemm(weft_rt_context *ctx,
                                         const GemmRequest &request,
                                         CublasGemmCall *out_call) {
   cudaDataType_t dataType;
+  cublasComputeType_t computeType = CUBLAS_COMPUTE_32F;
   switch (request.dtype) {
   case WEFT_RT_F32:
     dataType = CUDA_R_32F;
+    break;
+  case WEFT_RT_F64:
+    dataType = CUDA_R_64F;
+    computeType = CUBLAS_COMPUTE_64F;
     break;
   case WEFT_RT_F16:
     dataType = CUDA_R_16F;
@@ -41,10 +46,11 @@ weft_rt_status weft::rt::cuda::planGemm(weft_rt_context *ctx,
     dataType = CUDA_R_16BF;
     break;
   default:
-    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
-                        "GEMM on the GPU supports f32, f16 and bf16, not %s "
-                        "(dtype %d)",
-                        weft_rt_dtype_name(request.dtype), request.dtype);
+    return weft_rt_fail(
+        ctx, WEFT_RT_UNSUPPORTED,
+        "GEMM on the GPU supports f32, f64, f16 and bf16, not %s "
+        "(dtype %d)",
+        weft_rt_dtype_name(request.dtype), request.dtype);
   }
   const GemmRequest &r = request;
   if (r.m < 0 || r.n < 0 || r.k < 0)
@@ -63,6 +69,28 @@ weft_rt_status weft::rt::cuda::planGemm(weft_rt_context *ctx,
   if (weft_rt_status status =
           checkLeadingDim(ctx, "ldc", r.ldc, r.n, "C (M x N)"))
     return status;
+  if (r.batch < 0 || r.strideA < 0 || r.strideB < 0 || r.strideC < 0)
+    return weft_rt_fail(
+        ctx, WEFT_RT_INVALID_ARGUMENT,
+        "GEMM: negative batch %lld or strides A=%lld B=%lld "
+        "C=%lld",
+        static_cast<long long>(r.batch), static_cast<long long>(r.strideA),
+        static_cast<long long>(r.strideB), static_cast<long long>(r.strideC));
+  // Products that wrote over each other's C would race.
+  if (r.batch > 1 && r.m > 0 && r.n > 0 &&
+      (r.strideC / r.ldc < r.m - 1 ||
+       (r.strideC / r.ldc == r.m - 1 && r.strideC % r.ldc < r.n)))
+    return weft_rt_fail(
+        ctx, WEFT_RT_INVALID_ARGUMENT,
+        "GEMM: strideC = %lld makes the %lld x %lld products "
+        "(ldc = %lld) overlap",
+        static_cast<long long>(r.strideC), static_cast<long long>(r.m),
+        static_cast<long long>(r.n), static_cast<long long>(r.ldc));
+  if (r.batch > INT_MAX)
+    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                        "GEMM: %lld products exceed cuBLAS's 32-bit batch "
+                        "count",
+                        static_cast<long long>(r.batch));
   for (int64_t value : {r.m, r.n, r.k, r.lda, r.ldb, r.ldc})
     if (value > INT_MAX)
       return weft_rt_fail(
@@ -90,7 +118,12 @@ weft_rt_status weft::rt::cuda::planGemm(weft_rt_context *ctx,
   call.ldb = static_cast<int>(r.lda);
   call.ldc = static_cast<int>(r.ldc);
   call.dataType = dataType;
-  call.computeType = CUBLAS_COMPUTE_32F;
+  call.computeType = computeType;
+  call.doubleScalars = computeType == CUBLAS_COMPUTE_64F;
+  call.batchCount = static_cast<int>(r.batch);
+  call.strideFirst = r.strideB;
+  call.strideSecond = r.strideA;
+  call.strideC = r.strideC;
   *out_call = call;
   return WEFT_RT_OK;
 }

@@ -73,3 +73,19 @@ weft_rt_status weft::rt::cuda::exchangeNcclId(weft_rt_context *ctx,
   std::memcpy(out_id, message.id, sizeof(*out_id));
   return WEFT_RT_OK;
 }
+
+// Here rather than in CudaStatus.cpp: only executables of a GPU mesh use
+// NCCL, and only they should need libnccl.
+weft_rt_status weft::rt::cuda::ncclFail(weft_rt_context *ctx,
+                                        ncclResult_t error, const char *call,
+                                        const char *file, int line) {
+  // The last error's detail is per thread and says more than the code's
+  // text ("no socket interface found", ...).
+  const char *detail = ncclGetLastError(nullptr);
+  bool hasDetail = detail && *detail;
+  return weft_rt_fail(
+      ctx, WEFT_RT_COMM_ERROR, "%s failed at %s:%d: %s%s%s", call,
+      std::strrchr(file, '/') ? std::strrchr(file, '/') + 1 : file, line,
+      ncclGetErrorString(error), hasDetail ? ": " : "",
+      hasDetail ? detail : "");
+}

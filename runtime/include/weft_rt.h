@@ -116,6 +116,9 @@ typedef struct weft_rt_byte_buffer {
 ///   mesh <d0> <d1> ...                   (optional: the program is one device
 ///                                        of a mesh of that shape, all dims
 ///                                        >= 1; absent = a single device)
+///   target cuda <sm_XX> ...              (optional: a GPU program built for
+///                                        these architectures, run by the
+///                                        CUDA backend; absent = cpu)
 ///   input <name> <dtype> <rank> <d0> ... <arena offset>
 ///                                        (dtype: a weft_rt_dtype code)
 ///   output <name> <dtype> <rank> <d0> ... <arena offset>

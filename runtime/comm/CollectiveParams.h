@@ -1,0 +1,88 @@
+//===- CollectiveParams.h - A collective's parameter block ------*- C++ -*-===//
+//
+// The checks and the arithmetic of a collective's parameter block, shared by
+// the MPI backend (Collectives.cpp) and the NCCL one (cuda/NcclComm.cpp), so
+// that both accept and refuse the same blocks with the same messages.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_RUNTIME_COMM_COLLECTIVEPARAMS_H
+#define WEFT_RUNTIME_COMM_COLLECTIVEPARAMS_H
+
+#include "comm/Comm.h"
+
+#include <cstdint>
+
+namespace weft::rt {
+
+/// A checked parameter block and what follows from it on this device.
+struct Collective {
+  int64_t kind = 0;
+  weft_rt_dtype dtype = 0;
+  size_t elemBytes = 0;
+  int64_t numAxes = 0;
+  int64_t axes[kMaxMeshAxes] = {};
+  /// The group: its size, this device's rank g in it, and its axes as a
+  /// bitmask (an index into weft_rt_comm::groups).
+  int64_t groupSize = 1;
+  int64_t groupRank = 0;
+  size_t mask = 0;
+  /// ALL_REDUCE_SUM.
+  int64_t count = 0;
+  /// The others: sizes (split sizes of ALL_TO_ALL) and gatherSizes, P each,
+  /// pointing into the parameter block, and their sums.
+  int64_t outer = 0, mid = 1, inner = 0, gatherFirst = 0;
+  const int64_t *sizes = nullptr;
+  const int64_t *gatherSizes = nullptr;
+  int64_t sizesSum = 0, gatherSum = 0;
+  /// Elements of in and out.
+  int64_t inElements = 0, outElements = 0;
+};
+
+/// The mesh a collective runs on: its shape and this device's coordinates
+/// (numAxes each). A null `dims` means no communicator is attached: then
+/// every axis (up to kMaxMeshAxes) counts as size 1.
+struct CollectiveMesh {
+  const int64_t *dims = nullptr;
+  const int64_t *coords = nullptr;
+  size_t numAxes = 0;
+};
+
+/// How messages name the caller: `function` starts every message
+/// ("weft_rt_collective"); `noCommHint` ends the message of a group of more
+/// than one device without a communicator (" (no communicator ...)").
+struct CollectiveNames {
+  const char *function;
+  const char *noCommHint;
+};
+
+/// "all_reduce_sum", ...; "?" for an unknown kind.
+const char *collectiveKindName(int64_t kind);
+
+/// Parses and checks `params` against `mesh`. Fails ctx with
+/// WEFT_RT_INVALID_ARGUMENT and a message that names the collective and the
+/// offending value. Reads only host memory.
+weft_rt_status parseCollective(weft_rt_context *ctx, const int64_t *params,
+                               const CollectiveMesh &mesh,
+                               const CollectiveNames &names, Collective &c);
+
+/// Checks the buffers of a parsed collective: present when not empty, and
+/// apart (only an all-reduce may work in place). Compares addresses only.
+weft_rt_status checkCollectiveBuffers(weft_rt_context *ctx,
+                                      const CollectiveNames &names,
+                                      const Collective &c, const void *in,
+                                      void *out);
+
+/// The offset of member h's block: sum(sizes[0..h)).
+int64_t collectiveBlockOffset(const int64_t *sizes, int64_t h);
+
+/// The group rank g (the caller's order, following `c.axes`) of the member
+/// that has rank r in the group's communicator (ranked by coordinates in
+/// ascending axis order), for every r < c.groupSize, into groupRankOf[r].
+/// Returns whether the two orders agree (groupRankOf[r] == r for all r).
+bool collectiveGroupRanks(const int64_t *dims, size_t numAxes,
+                          const Collective &c, int64_t *groupRankOf);
+
+} // namespace weft::rt
+
+#endif // WEFT_RUNTIME_COMM_COLLECTIVEPARAMS_H

@@ -1,0 +1,84 @@
+//===- NcclComm.h - NCCL communicators of a device mesh ---------*- C++ -*-===//
+//
+// A CUDA program that is one device of a mesh runs its collectives on NCCL:
+// one communicator for the world and one per non-empty subset of mesh axes,
+// split once at start-up from the MPI mesh communicator's world, ranked as
+// its MPI groups are. weft_rt_cuda_collective (weft_rt_cuda.h) uses them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_RUNTIME_CUDA_NCCLCOMM_H
+#define WEFT_RUNTIME_CUDA_NCCLCOMM_H
+
+#include "weft_rt.h"
+
+#include <cuda_runtime_api.h>
+#include <nccl.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+namespace weft::rt::cuda {
+
+/// The NCCL communicators of this process's device in a mesh. Created once
+/// (every rank of the mesh together) and attached to the program's
+/// DeviceState (DeviceState::nccl); not copyable.
+class NcclMesh {
+public:
+  /// Creates the communicators of the mesh of `mpiComm` (from
+  /// weft_rt_comm_create_mpi) on the current CUDA device: the world's from an
+  /// ncclUniqueId that rank 0 makes and MPI broadcasts, then one per
+  /// non-empty subset of mesh axes with ncclCommSplit (color: the
+  /// coordinates off the subset; key: the group rank, the mixed-radix
+  /// number of the coordinates on the subset in ascending axis order, as the
+  /// MPI groups). Collective over the mesh: every rank calls it. The ranks
+  /// agree over MPI before and after each NCCL step, so that a rank that
+  /// fails makes every rank fail (the others with WEFT_RT_COMM_ERROR naming
+  /// it) rather than wait. `stream` is the stream the collectives will run
+  /// on (the program's DeviceState::stream); weft_rt_cuda_collective checks
+  /// that it is the state's. The caller owns *out.
+  static weft_rt_status create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
+                               cudaStream_t stream,
+                               std::unique_ptr<NcclMesh> *out);
+
+  NcclMesh(const NcclMesh &) = delete;
+  NcclMesh &operator=(const NcclMesh &) = delete;
+  /// Destroys the communicators (ncclCommAbort after a failed collective,
+  /// which may have left peers' operations behind, else ncclCommDestroy).
+  ~NcclMesh();
+
+  /// The mesh shape and this device's coordinates in it.
+  const std::vector<int64_t> &dims() const { return meshDims; }
+  const std::vector<int64_t> &coords() const { return meshCoords; }
+  int rank() const { return worldRank; }
+  int size() const { return worldSize; }
+  cudaStream_t stream() const { return collectiveStream; }
+  /// The communicator of the group of axes bitmask `mask` (1 to
+  /// 2^axes - 1), ranked like weft_rt_comm::groups[mask].
+  ncclComm_t group(size_t mask) const { return groups[mask]; }
+  /// Marks the communicators as broken after an NCCL failure: the
+  /// destructor then aborts them instead of waiting for peers.
+  void markBroken() { broken = true; }
+
+  /// Host scratch of weft_rt_cuda_collective, reused so that a shape seen
+  /// before allocates nothing: group ranks by communicator rank and back,
+  /// and block offsets.
+  std::vector<int64_t> groupRankOf, commRankOf, blockOffsets;
+
+private:
+  NcclMesh() = default;
+
+  std::vector<int64_t> meshDims, meshCoords;
+  int worldRank = 0;
+  int worldSize = 1;
+  cudaStream_t collectiveStream = nullptr;
+  ncclComm_t world = nullptr;
+  /// groups[0] is unused (null).
+  std::vector<ncclComm_t> groups;
+  bool broken = false;
+};
+
+} // namespace weft::rt::cuda
+
+#endif // WEFT_RUNTIME_CUDA_NCCLCOMM_H

@@ -1,0 +1,5 @@
+# Collectives of mesh programs on NCCL (NcclMesh, weft_rt_cuda_collective):
+# host C++ only; blocks are packed with cudaMemcpy2DAsync, so no kernel.
+target_sources(WeftRuntimeCuda PRIVATE
+  ${CMAKE_CURRENT_LIST_DIR}/NcclComm.cpp
+)

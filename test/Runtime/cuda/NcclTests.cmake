@@ -1,0 +1,25 @@
+# Tests of the NCCL collectives (label cuda). NcclCollectiveTest: parameter
+# blocks without a GPU, groups of one device with one. NcclMeshTest under
+# mpirun on 1 and 2 ranks: without a GPU NcclMesh::create must fail on every
+# rank (and none hang); with GPUs every collective kind is compared with the
+# MPI weft_rt_collective. Included by CMakeLists.txt, which defines
+# WEFT_MPIRUN and _weft_cuda_mpi_env.
+add_executable(WeftNcclCollectiveTests NcclCollectiveTest.cpp)
+target_link_libraries(WeftNcclCollectiveTests PRIVATE WeftRuntimeCuda
+  GTest::gtest_main)
+gtest_discover_tests(WeftNcclCollectiveTests DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS cuda)
+
+add_executable(WeftNcclMeshTest NcclMeshTest.cpp)
+target_link_libraries(WeftNcclMeshTest PRIVATE WeftRuntimeCuda)
+target_include_directories(WeftNcclMeshTest PRIVATE
+  ${CMAKE_CURRENT_SOURCE_DIR}/..) # MpiChecks.h
+foreach(ranks 1 2)
+  add_test(NAME weft-cuda-nccl-mesh-${ranks}
+    COMMAND ${WEFT_MPIRUN} --oversubscribe --bind-to none -np ${ranks}
+            $<TARGET_FILE:WeftNcclMeshTest>)
+  set_tests_properties(weft-cuda-nccl-mesh-${ranks} PROPERTIES
+    ENVIRONMENT "${_weft_cuda_mpi_env}" TIMEOUT 300 LABELS cuda
+    PROCESSORS ${ranks}
+    PASS_REGULAR_EXPRESSION "${ranks} ranks: [0-9]+ checks, 0 failed")
+endforeach()
