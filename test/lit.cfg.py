@@ -38,3 +38,12 @@ except Exception:
     pass
 if os.path.isdir(os.path.join(config.weft_onnx_testdata, "node")):
     config.available_features.add("onnx-testdata")
+
+# The CUDA backend was built (weftc links --target=cuda packages; CUDA's
+# ptxas and fatbinary are there), and whether this machine has a GPU: the
+# no-GPU paths are tested where there is none.
+if getattr(config, "weft_cuda_backend", 0):
+    config.available_features.add("cuda-target")
+    config.substitutions.append(("%cuda_toolkit", config.weft_cuda_toolkit))
+if os.path.exists("/dev/nvidia0"):
+    config.available_features.add("cuda-gpu")

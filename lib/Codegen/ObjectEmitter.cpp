@@ -85,9 +85,17 @@ std::string mlir::weft::buildProgramSignature(ModuleOp module,
       mesh += "\n";
     }
   }
+  // A GPU program names its architectures: the runtime refuses older GPUs.
+  std::string target;
+  if (auto archs = module->getAttrOfType<DenseI32ArrayAttr>(kGpuArchsAttr)) {
+    target = "target cuda";
+    for (int32_t arch : archs.asArrayRef())
+      target += " sm_" + std::to_string(arch);
+    target += "\n";
+  }
   return "weft-program 1\narena " + std::to_string(arena) + "\nweights " +
-         std::to_string(weightsBytes) + "\n" + mesh + text(kProgramIOAttr) +
-         text(kProgramOpsAttr);
+         std::to_string(weightsBytes) + "\n" + mesh + target +
+         text(kProgramIOAttr) + text(kProgramOpsAttr);
 }
 
 /// Defines `const weft_rt_program weft_program = {signature, run}`.

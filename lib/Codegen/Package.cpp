@@ -38,6 +38,14 @@ RuntimeLocation mlir::weft::findRuntime(const char *argv0) {
   runtime.linker = WEFT_LINKER;
   runtime.systemLibraries = splitList(WEFT_RUNTIME_SYSTEM_LIBRARIES);
   runtime.sonames = splitList(WEFT_RUNTIME_SONAMES);
+  runtime.cudaLibraries = splitList(WEFT_CUDA_SYSTEM_LIBRARIES);
+  runtime.mpiLibraries = splitList(WEFT_MPI_LIBRARIES);
+  runtime.cudaSonames = splitList(WEFT_CUDA_SONAMES);
+  // A mesh of GPUs needs NCCL and MPI; one GPU neither.
+  runtime.meshLibraries = splitList(WEFT_NCCL_LIBRARY);
+  runtime.meshLibraries.insert(runtime.meshLibraries.end(),
+                               runtime.mpiLibraries.begin(),
+                               runtime.mpiLibraries.end());
   runtime.libraryDir = WEFT_RUNTIME_BUILD_LIBRARY_DIR;
   runtime.includeDir = WEFT_RUNTIME_SOURCE_INCLUDE_DIR;
   // Installed: <prefix>/bin/weftc next to <prefix>/lib/weft.
@@ -134,9 +142,14 @@ static std::string manifestText(const PackageContents &contents,
     json.attribute("model", contents.modelName);
     json.attribute("kind", asLibrary ? "library" : "executable");
     json.attributeObject("target", [&] {
-      json.attribute("backend", "cpu");
+      json.attribute("backend", contents.backend);
       json.attribute("mcpu", contents.cpu);
       json.attribute("mattr", contents.features);
+      if (contents.backend == "cuda")
+        json.attributeArray("gpu_archs", [&] {
+          for (int arch : contents.gpuArchs)
+            json.value("sm_" + std::to_string(arch));
+        });
     });
     if (contents.devices.size() > 1)
       json.attributeObject("mesh", [&] {
@@ -151,7 +164,7 @@ static std::string manifestText(const PackageContents &contents,
       for (auto [k, device] : llvm::enumerate(contents.devices))
         json.object([&] {
           json.attribute("id", static_cast<int64_t>(k));
-          json.attribute("backend", "cpu");
+          json.attribute("backend", contents.backend);
           if (asLibrary)
             json.attribute("library", "lib/libweft_model.so");
           else
@@ -172,6 +185,20 @@ static std::string manifestText(const PackageContents &contents,
         });
     });
     json.attributeArray("runtime_libraries", [&] {
+      // A GPU package needs the CUDA installation's libraries (and MPI's
+      // for a mesh), nothing else but the C library.
+      if (contents.backend == "cuda") {
+        bool mesh = meshSize(contents) > 1;
+        for (auto [i, soname] : llvm::enumerate(runtime.cudaSonames))
+          if (mesh || i + 1 < runtime.cudaSonames.size())
+            json.value(soname);
+        if (mesh)
+          for (const std::string &lib : runtime.mpiLibraries)
+            json.value(path::filename(lib));
+        for (const char *lib : {"libm.so.6", "libc.so.6"})
+          json.value(lib);
+        return;
+      }
       for (const std::string &soname : runtime.sonames)
         json.value(soname);
     });
@@ -338,8 +365,25 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
       return cleanupAndFail();
     }
 
+  bool cuda = contents.backend == "cuda";
   std::string rtLib = runtime.libraryDir + "/libweft_rt.a";
   std::string rtMain = runtime.libraryDir + "/libweft_rt_main.a";
+  // A GPU program's executable: the CUDA backend's main and library first.
+  std::string cudaLib = runtime.libraryDir + "/cuda/libWeftRuntimeCuda.a";
+  if (cuda) {
+    rtMain = runtime.libraryDir + (meshSize(contents) > 1
+                                       ? "/cuda/libWeftRuntimeCudaMeshMain.a"
+                                       : "/cuda/libWeftRuntimeCudaMain.a");
+    if (asLibrary || !fs::exists(rtMain) || !fs::exists(cudaLib) ||
+        runtime.cudaLibraries.empty()) {
+      emitError(loc) << (asLibrary
+                             ? "a CUDA package is executables only"
+                             : "the Weft runtime in " + runtime.libraryDir +
+                                   " has no CUDA backend (Weft was "
+                                   "built without CUDA)");
+      return cleanupAndFail();
+    }
+  }
   if (!fs::exists(rtLib) || (!asLibrary && !fs::exists(rtMain))) {
     emitError(loc) << "the Weft runtime is not in " << runtime.libraryDir
                    << " (set WEFT_RUNTIME_DIR to the folder with "
@@ -363,10 +407,26 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
       args.push_back(sub("bin", executables[p]));
       args.push_back(program.objectPath);
       args.push_back(rtMain);
+      if (cuda)
+        args.push_back(cudaLib);
       args.push_back(rtLib);
     }
-    for (const std::string &lib : runtime.systemLibraries)
-      args.push_back(lib);
+    if (cuda) {
+      // Only CUDA's libraries (and MPI's for a mesh): no OpenBLAS, oneDNN
+      // or OpenMP, which the GPU's kernels do not use, and the C++ runtime
+      // statically, so that the package runs on a machine with CUDA alone.
+      for (const std::string &lib : runtime.cudaLibraries)
+        args.push_back(lib);
+      if (meshSize(contents) > 1)
+        for (const std::string &lib : runtime.meshLibraries)
+          args.push_back(lib);
+      for (const char *arg :
+           {"-Wl,-Bstatic", "-lstdc++", "-Wl,-Bdynamic", "-lm", "-lpthread"})
+        args.push_back(arg);
+    } else {
+      for (const std::string &lib : runtime.systemLibraries)
+        args.push_back(lib);
+    }
     if (failed(runLinker(runtime, args, loc, staging)))
       return cleanupAndFail();
     fs::remove(sub("link.log"));

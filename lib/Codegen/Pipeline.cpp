@@ -13,25 +13,38 @@
 #include "mlir/Conversion/ControlFlowToLLVM/ControlFlowToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVM.h"
 #include "mlir/Conversion/FuncToLLVM/ConvertFuncToLLVMPass.h"
+#include "mlir/Conversion/GPUCommon/GPUCommonPass.h"
+#include "mlir/Conversion/GPUToNVVM/GPUToNVVMPass.h"
 #include "mlir/Conversion/IndexToLLVM/IndexToLLVM.h"
 #include "mlir/Conversion/MathToLLVM/MathToLLVM.h"
 #include "mlir/Conversion/MathToLibm/MathToLibm.h"
 #include "mlir/Conversion/MemRefToLLVM/MemRefToLLVM.h"
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Conversion/ReconcileUnrealizedCasts/ReconcileUnrealizedCasts.h"
 #include "mlir/Conversion/SCFToControlFlow/SCFToControlFlow.h"
 #include "mlir/Dialect/Affine/IR/AffineOps.h"
 #include "mlir/Dialect/Arith/Transforms/Passes.h"
+#include "mlir/Dialect/GPU/IR/GPUDialect.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
+#include "mlir/Dialect/LLVMIR/NVVMDialect.h"
+#include "mlir/Dialect/LLVMIR/Transforms/Passes.h"
 #include "mlir/Dialect/Linalg/Passes.h"
 #include "mlir/Dialect/MemRef/Transforms/Passes.h"
 #include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
+#include "mlir/Target/LLVM/NVVM/Target.h"
 #include "mlir/Target/LLVMIR/Dialect/Builtin/BuiltinToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/GPU/GPUToLLVMIRTranslation.h"
 #include "mlir/Target/LLVMIR/Dialect/LLVMIR/LLVMToLLVMIRTranslation.h"
+#include "mlir/Target/LLVMIR/Dialect/NVVM/NVVMToLLVMIRTranslation.h"
 #include "mlir/Transforms/Passes.h"
+#include "llvm/Support/Path.h"
 
 using namespace mlir;
 using namespace mlir::weft;
+
+static void addHostLoweringToLLVM(OpPassManager &pm, bool withGpuLaunches);
 
 void mlir::weft::buildCpuBufferizationPipeline(
     OpPassManager &pm, const CpuCodegenPipelineOptions &options) {
@@ -65,6 +78,11 @@ void mlir::weft::buildCpuCodegenPipeline(
   pm.addPass(createWeftApproximateMath());
   // Loop nests, then everything to the LLVM dialect.
   pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  addHostLoweringToLLVM(pm, /*withGpuLaunches=*/false);
+}
+
+/// Host code down to the LLVM dialect: the tail both targets share.
+static void addHostLoweringToLLVM(OpPassManager &pm, bool withGpuLaunches) {
   pm.addPass(createLowerAffinePass());
   pm.addPass(createSCFToControlFlowPass());
   pm.addPass(memref::createExpandStridedMetadataPass());
@@ -83,16 +101,77 @@ void mlir::weft::buildCpuCodegenPipeline(
   pm.addPass(createConvertIndexToLLVMPass());
   pm.addPass(createConvertFuncToLLVMPass());
   pm.addPass(createConvertControlFlowToLLVMPass());
+  // gpu.launch_func -> mgpu* runtime calls (runtime/cuda/GpuLauncher.cpp).
+  if (withGpuLaunches)
+    pm.addPass(createGpuToLLVMConversionPass());
   pm.addPass(createReconcileUnrealizedCastsPass());
   pm.addPass(createCanonicalizerPass());
 }
 
+void mlir::weft::buildCudaKernelPipeline(
+    OpPassManager &pm, const CudaCodegenPipelineOptions &options) {
+  CpuCodegenPipelineOptions common;
+  common.entry = options.entry;
+  common.reportMemory = options.reportMemory;
+  buildCpuBufferizationPipeline(pm, common);
+  // Constant data moves to the device's weights before anything reads it.
+  WeftDeviceConstantsToWeightsOptions constants;
+  constants.file = options.constantsFile;
+  pm.addPass(createWeftDeviceConstantsToWeights(constants));
+  pm.addPass(createWeftInsertStatusChecks());
+  if (!options.emulateOnCpu)
+    pm.addPass(createWeftRetargetKernelsToCuda());
+  pm.addNestedPass<func::FuncOp>(createLinalgGeneralizeNamedOpsPass());
+  pm.addNestedPass<func::FuncOp>(createWeftLinalgToGpu());
+  pm.addPass(createCanonicalizerPass());
+}
+
+void mlir::weft::buildCudaCodegenPipeline(
+    OpPassManager &pm, const CudaCodegenPipelineOptions &options) {
+  buildCudaKernelPipeline(pm, options);
+  if (options.emulateOnCpu) {
+    pm.addNestedPass<func::FuncOp>(createWeftGpuLaunchToLoops());
+    addHostLoweringToLLVM(pm, /*withGpuLaunches=*/false);
+    return;
+  }
+  pm.addPass(createGpuKernelOutliningPass());
+  // One NVVM target per architecture; gpu-module-to-binary then makes PTX
+  // for each, and weft-build-gpu-fatbin assembles them into one fatbin.
+  // PTX ISA 8.6 is CUDA 12.8's: CUDA 13 rejects the default PTX 6.0.
+  for (int arch : options.gpuArchs) {
+    GpuNVVMAttachTargetOptions target;
+    target.chip = "sm_" + std::to_string(arch);
+    target.features = "+ptx86";
+    target.optLevel = 3;
+    pm.addPass(createGpuNVVMAttachTarget(target));
+  }
+  OpPassManager &kernels = pm.nest<gpu::GPUModuleOp>();
+  kernels.addPass(createLowerAffinePass());
+  kernels.addPass(createSCFToControlFlowPass());
+  kernels.addPass(createConvertGpuOpsToNVVMOps());
+  kernels.addPass(createCanonicalizerPass());
+  kernels.addPass(createReconcileUnrealizedCastsPass());
+  GpuModuleToBinaryPassOptions binary;
+  binary.compilationTarget = "isa";
+  // Where libdevice (math functions: __nv_expf, ...) is; MLIR would
+  // otherwise look only where CUDA_HOME points.
+  std::string cudaBin = findCudaBinDir(options.cudaBin);
+  if (!cudaBin.empty())
+    binary.toolkitPath = llvm::sys::path::parent_path(cudaBin).str();
+  pm.addPass(createGpuModuleToBinaryPass(binary));
+  WeftBuildGpuFatbinOptions fatbin;
+  fatbin.cudaBin = options.cudaBin;
+  pm.addPass(createWeftBuildGpuFatbin(fatbin));
+  addHostLoweringToLLVM(pm, /*withGpuLaunches=*/true);
+}
+
 void mlir::weft::registerCodegenDialects(DialectRegistry &registry) {
-  registry.insert<WeftDialect, func::FuncDialect, tensor::TensorDialect,
-                  linalg::LinalgDialect, arith::ArithDialect, math::MathDialect,
-                  memref::MemRefDialect, bufferization::BufferizationDialect,
-                  scf::SCFDialect, affine::AffineDialect,
-                  cf::ControlFlowDialect, LLVM::LLVMDialect>();
+  registry
+      .insert<WeftDialect, func::FuncDialect, tensor::TensorDialect,
+              linalg::LinalgDialect, arith::ArithDialect, math::MathDialect,
+              memref::MemRefDialect, bufferization::BufferizationDialect,
+              scf::SCFDialect, affine::AffineDialect, cf::ControlFlowDialect,
+              LLVM::LLVMDialect, gpu::GPUDialect, NVVM::NVVMDialect>();
   registerWeftBufferizationModels(registry);
   // The LLVM conversions find their patterns through these interfaces.
   arith::registerConvertArithToLLVMInterface(registry);
@@ -103,6 +182,12 @@ void mlir::weft::registerCodegenDialects(DialectRegistry &registry) {
   registerConvertMemRefToLLVMInterface(registry);
   registerBuiltinDialectTranslation(registry);
   registerLLVMDialectTranslation(registry);
+  // --target=cuda: NVVM targets serialize GPU modules; #gpu.select_object
+  // embeds the fatbin and lowers launches when translating the host code.
+  NVVM::registerNVVMTargetInterfaceExternalModels(registry);
+  registerGPUDialectTranslation(registry);
+  registerNVVMDialectTranslation(registry);
+  gpu::registerOffloadingLLVMTranslationInterfaceExternalModels(registry);
 }
 
 void mlir::weft::registerCodegenPipelines() {
@@ -114,4 +199,13 @@ void mlir::weft::registerCodegenPipelines() {
       "weft-cpu-codegen",
       "Lower static weft functions to a device program in the LLVM dialect",
       buildCpuCodegenPipeline);
+  PassPipelineRegistration<CudaCodegenPipelineOptions>(
+      "weft-cuda-kernels",
+      "Lower static weft functions to a host program with gpu.launch kernels",
+      buildCudaKernelPipeline);
+  PassPipelineRegistration<CudaCodegenPipelineOptions>(
+      "weft-cuda-codegen",
+      "Lower static weft functions to host code in the LLVM dialect with "
+      "embedded GPU fatbins",
+      buildCudaCodegenPipeline);
 }

@@ -289,7 +289,8 @@ def check_cases(args, cases):
         pkg = os.path.join(args.out, "pkg", "%s-%s" % (case["model"],
                                                        case["case"]))
         data = os.path.join(args.out, case["data"])
-        (rc, secs, text), cmd = compile_case(args.weftc, args.out, case, pkg)
+        (rc, secs, text), cmd = compile_case(args.weftc, args.out, case, pkg,
+                                             args.weftc_arg)
         row["compile"] = secs
         if rc != 0:
             fail(row, "weftc " + describe_rc(rc), cmd, text)
@@ -484,6 +485,11 @@ def main():
                         "not fail: timings on a shared machine vary)")
     parser.add_argument("--reuse", action="store_true",
                         help="reuse OUT/cases.json instead of regenerating")
+    parser.add_argument("--weftc-arg", action="append", default=[],
+                        metavar="ARG",
+                        help="pass ARG to every weftc compile (repeatable), "
+                        "e.g. --weftc-arg=--target=cuda "
+                        "--weftc-arg=--gpu-emulate")
     parser.add_argument("--emit-lib", action="store_true",
                         help="test --emit=lib with the C client")
     parser.add_argument("--client", default=os.path.join(HERE, "lib_client.c"),

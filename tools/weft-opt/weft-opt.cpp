@@ -1,4 +1,5 @@
-//===- weft-opt.cpp - Weft's optimizer driver ------------------------------===//
+//===- weft-opt.cpp - Weft's optimizer driver
+//------------------------------===//
 //
 // mlir-opt for the weft dialect: parses IR, runs weft and upstream passes and
 // prints the result. Pass authors load their own passes and dialects with
@@ -11,7 +12,9 @@
 #include "weft/Version.h"
 #include "weft/WeftDialect.h"
 
+#include "mlir/Conversion/Passes.h"
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/GPU/Transforms/Passes.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/DialectRegistry.h"
 #include "mlir/Tools/mlir-opt/MlirOptMain.h"
@@ -32,12 +35,20 @@ int main(int argc, char **argv) {
   mlir::registerSymbolDCEPass();
   mlir::registerInlinerPass();
   mlir::registerSCCPPass();
+  // What the CUDA pipeline uses upstream, for lit tests of its pieces.
+  mlir::registerGpuKernelOutliningPass();
+  mlir::registerGpuNVVMAttachTarget();
+  mlir::registerGpuModuleToBinaryPass();
+  mlir::registerConvertGpuOpsToNVVMOps();
+  mlir::registerGpuToLLVMConversionPass();
+  mlir::registerSCFToControlFlowPass();
+  mlir::registerReconcileUnrealizedCastsPass();
   mlir::weft::registerWeftPasses();
   mlir::weft::registerWeftCodegenPasses();
   mlir::weft::registerCodegenPipelines();
 
   mlir::DialectRegistry registry;
   mlir::weft::registerCodegenDialects(registry);
-  return mlir::asMainReturnCode(mlir::MlirOptMain(
-      argc, argv, "Weft optimizer driver\n", registry));
+  return mlir::asMainReturnCode(
+      mlir::MlirOptMain(argc, argv, "Weft optimizer driver\n", registry));
 }

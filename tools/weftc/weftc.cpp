@@ -34,7 +34,9 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
+#include "weft/Codegen/RuntimeConfig.h"
 #include "llvm/ADT/ScopeExit.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -42,10 +44,12 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Timer.h"
 #include "llvm/Support/ToolOutputFile.h"
 #include "llvm/Support/WithColor.h"
+#include "llvm/Support/xxhash.h"
 
 #include <chrono>
 #include <map>
@@ -69,9 +73,24 @@ static cl::list<std::string> inputShapes(
     cl::desc("Fix the shape of a graph input: NAME=D0xD1x... (repeatable); "
              "every symbolic dimension must be fixed"),
     cl::value_desc("NAME=D0xD1x..."), cl::cat(category));
-static cl::opt<std::string>
-    targetName("target", cl::desc("Device kind to compile for (cpu)"),
-               cl::init("cpu"), cl::cat(category));
+static cl::opt<std::string> targetName(
+    "target",
+    cl::desc("Device kind to compile for: cpu, or cuda (NVIDIA GPUs; needs "
+             "the CUDA toolkit's ptxas and fatbinary)"),
+    cl::init("cpu"), cl::cat(category));
+static cl::opt<bool> gpuEmulate(
+    "gpu-emulate",
+    cl::desc("Testing aid for --target=cuda: build the GPU program's host "
+             "side and kernels, but run the kernels as CPU loops and the "
+             "heavy ops on the CPU runtime, so that the package runs and can "
+             "be checked without a GPU"),
+    cl::Hidden, cl::init(false), cl::cat(category));
+static cl::opt<std::string> gpuArchFlag(
+    "gpu-arch",
+    cl::desc("--target=cuda: the GPU architectures to build for, e.g. "
+             "sm_90 or sm_80,sm_90 (default sm_80,sm_90; PTX of the newest "
+             "is included for later GPUs)"),
+    cl::init("sm_80,sm_90"), cl::cat(category));
 static cl::opt<std::string> precision(
     "precision",
     cl::desc("Arithmetic of the compiled program: f32 (the CPU target "
@@ -92,8 +111,9 @@ static cl::opt<std::string> clusterName(
              "(default cpu:1)"),
     cl::init("cpu:1"), cl::cat(category));
 static cl::opt<std::string>
-    meshFlag("mesh", cl::desc("The logical mesh shape, e.g. 2x2 (default: "
-                              "all devices of the cluster in one axis)"),
+    meshFlag("mesh",
+             cl::desc("The logical mesh shape, e.g. 2x2 (default: "
+                      "all devices of the cluster in one axis)"),
              cl::init(""), cl::cat(category));
 static cl::opt<std::string> shardingFlag(
     "sharding",
@@ -106,9 +126,10 @@ static cl::opt<std::string> shardingFile(
              "file {\"ONNX tensor name\": {\"dims\": [[mesh axes] per "
              "dimension]}, ...} (docs/Sharding.md)"),
     cl::value_desc("file.json"), cl::init(""), cl::cat(category));
-static cl::opt<std::string>
-    objectiveFlag("objective", cl::desc("latency or throughput"),
-                  cl::init("latency"), cl::cat(category));
+static cl::opt<std::string> objectiveFlag("objective",
+                                          cl::desc("latency or throughput"),
+                                          cl::init("latency"),
+                                          cl::cat(category));
 static cl::opt<std::string> deviceMemoryFlag(
     "device-memory",
     cl::desc("Override every device's memory, e.g. 2GB or 500000"),
@@ -198,6 +219,62 @@ static std::string formatType(Type type) {
 }
 
 /// Reports every input dimension that is still symbolic; true if none.
+/// Parses --gpu-arch's "sm_80,sm_90" into sorted, distinct compute
+/// capabilities (80, 90).
+static LogicalResult parseGpuArchs(StringRef text, std::vector<int> &archs,
+                                   std::string &error) {
+  SmallVector<StringRef> parts;
+  text.split(parts, ',', -1, /*KeepEmpty=*/true);
+  for (StringRef part : parts) {
+    StringRef trimmed = part.trim();
+    int arch = 0;
+    StringRef digits = trimmed;
+    if (!digits.consume_front("sm_") || digits.getAsInteger(10, arch) ||
+        arch < 10) {
+      error = "'" + trimmed.str() +
+              "' is not a GPU architecture; write sm_<compute capability> "
+              "as in sm_80,sm_90";
+      return failure();
+    }
+    if (arch < 75) {
+      error = trimmed.str() +
+              " is older than CUDA 13 can target (sm_75 and newer; V100 is "
+              "sm_70)";
+      return failure();
+    }
+    archs.push_back(arch);
+  }
+  llvm::sort(archs);
+  archs.erase(std::unique(archs.begin(), archs.end()), archs.end());
+  return success();
+}
+
+/// Adds the raw GPU constants file weft-device-constants-to-weights wrote
+/// to the device's weights layout, after the weights it already holds.
+static LogicalResult appendDeviceConstants(ModuleOp module, StringRef file,
+                                           WeightsFileLayout &weights) {
+  auto attr = module->getAttrOfType<IntegerAttr>(kDeviceConstantsBytesAttr);
+  if (!attr || attr.getInt() == 0)
+    return success();
+  auto buffer = llvm::MemoryBuffer::getFile(file, /*IsText=*/false);
+  if (!buffer ||
+      (*buffer)->getBufferSize() != static_cast<size_t>(attr.getInt()))
+    return module.emitError() << "the GPU constants file " << file
+                              << " is missing or of the wrong size";
+  WeightCopy copy;
+  copy.name = "(constants read by GPU kernels)";
+  copy.sourcePath = file.str();
+  copy.sourceOffset = 0;
+  copy.size = attr.getInt();
+  copy.checksum = llvm::utohexstr(
+      llvm::xxh3_64bits(llvm::arrayRefFromStringRef((*buffer)->getBuffer())),
+      /*LowerCase=*/true, /*Width=*/16);
+  copy.offset = weights.bytes;
+  weights.bytes = alignTo64(weights.bytes + copy.size);
+  weights.copies.push_back(copy);
+  return success();
+}
+
 static bool checkStaticInputs(func::FuncOp func) {
   std::string problems;
   for (unsigned i = 0; i < func.getNumArguments(); ++i) {
@@ -304,14 +381,44 @@ int main(int argc, char **argv) {
     llvm::WithColor::error(llvm::errs(), "weftc") << msg << "\n";
     return kExitBadInput;
   };
+  std::string error;
   if (modelPath.empty())
     return fail("no model given (see --help)");
   if (outputPath.empty())
     return fail("no output given: -o OUT/ (see --help)");
-  if (targetName != "cpu")
-    return fail("--target=" + targetName +
-                " is not available: this weftc compiles for 'cpu'");
-  if (precision != "f32") {
+  bool cuda = targetName == "cuda";
+  if (targetName != "cpu" && !cuda)
+    return fail("--target=" + targetName + " is not a target: cpu or cuda");
+  std::vector<int> gpuArchs;
+  if (gpuEmulate && !cuda)
+    return fail("--gpu-emulate is for --target=cuda");
+  if (cuda) {
+    if (failed(parseGpuArchs(gpuArchFlag, gpuArchs, error)))
+      return fail("--gpu-arch: " + error);
+    if (findCudaBinDir().empty())
+      return fail("--target=cuda needs the CUDA toolkit (ptxas and "
+                  "fatbinary), found in neither $CUDA_HOME/bin nor "
+                  "/usr/local/cuda/bin; install it or set CUDA_HOME");
+    if (WEFT_CUDA_SYSTEM_LIBRARIES[0] == '\0' &&
+        (emitKind == EmitKind::Exe || emitKind == EmitKind::Lib))
+      return fail("--target=cuda: this weftc was built without the CUDA "
+                  "runtime (Weft's CMake found no CUDA toolkit), so it "
+                  "cannot link GPU packages; --emit=mlir|llvm|obj work");
+    if (emitKind == EmitKind::Lib)
+      return fail("--emit=lib is for the CPU target; a CUDA package is "
+                  "executables (--emit=exe)");
+  } else if (gpuArchFlag.getNumOccurrences()) {
+    return fail("--gpu-arch is for --target=cuda");
+  }
+  if (cuda && precision != "f32") {
+    if (precision == "bf16" || precision == "f16")
+      return fail("--precision=" + precision +
+                  " is not implemented yet for --target=cuda: GPU programs "
+                  "compute in f32 for now");
+    return fail("--precision=" + precision +
+                " is not a precision: f32, bf16 or f16");
+  }
+  if (!cuda && precision != "f32") {
     if (precision == "bf16" || precision == "f16")
       return fail("--precision=" + precision +
                   " is for GPU targets; the CPU target computes in f32");
@@ -331,7 +438,6 @@ int main(int argc, char **argv) {
   TargetOptions targetOptions;
   targetOptions.cpu = mcpu;
   targetOptions.features = mattr;
-  std::string error;
   std::unique_ptr<llvm::TargetMachine> machine =
       createTargetMachine(targetOptions, error);
   if (!machine)
@@ -363,9 +469,9 @@ int main(int argc, char **argv) {
   // The planner's options before anything else: a sharding file is checked
   // against the mesh.
   AutoShardOptions shardOptions;
-  if (failed(buildAutoShardOptions(*module, clusterName, meshFlag,
-                                   shardingFlag, objectiveFlag,
-                                   deviceMemoryFlag, shardOptions)))
+  if (failed(buildAutoShardOptions(*module, clusterName, meshFlag, shardingFlag,
+                                   objectiveFlag, deviceMemoryFlag,
+                                   shardOptions)))
     return kExitBadInput;
   const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
   int64_t numDevices = mesh.size();
@@ -377,7 +483,8 @@ int main(int argc, char **argv) {
   if (!shardingFile.empty()) {
     if (numDevices == 1)
       return fail("--sharding-file says how tensors are split over devices, "
-                  "but cluster '" + shardOptions.cluster.name +
+                  "but cluster '" +
+                  shardOptions.cluster.name +
                   "' gives a mesh of one device; give more, e.g. "
                   "--cluster cpu:4");
     // Before the canonicalizer, which folds and replaces the ops the names
@@ -393,9 +500,8 @@ int main(int argc, char **argv) {
     pm.addPass(createCanonicalizerPass());
     if (failed(pm.run(*module)))
       return kExitBadInput;
-    if (!shardingFile.empty() &&
-        failed(checkConstraintsAfterFolding(*module, shardingFile,
-                                            constrained)))
+    if (!shardingFile.empty() && failed(checkConstraintsAfterFolding(
+                                     *module, shardingFile, constrained)))
       return kExitBadInput;
     std::string dynamic;
     func.walk([&](Operation *op) {
@@ -449,6 +555,8 @@ int main(int argc, char **argv) {
 
     PackageContents contents;
     contents.modelName = modelName;
+    contents.backend = gpuEmulate ? std::string("cpu") : targetName.getValue();
+    contents.gpuArchs = gpuArchs;
     contents.cpu = mcpu;
     contents.features = mattr;
     contents.inputs = inputs;
@@ -474,12 +582,35 @@ int main(int argc, char **argv) {
       summaries[k].weightBytes = weights.bytes;
       if (stopAfterPartition)
         continue;
-      CpuCodegenPipelineOptions options;
-      options.reportMemory = reportMemory;
       PassManager pm(&context);
-      buildCpuCodegenPipeline(pm, options);
+      SmallString<256> constantsPath(scratch);
+      llvm::sys::path::append(constantsPath,
+                              "gpu-constants" + std::to_string(k) + ".bin");
+      if (cuda) {
+        Builder attrs(&context);
+        (*device)->setAttr(kWeightsBytesAttr,
+                           attrs.getI64IntegerAttr(weights.bytes));
+        if (!gpuEmulate)
+          (*device)->setAttr(kGpuArchsAttr,
+                             attrs.getDenseI32ArrayAttr(SmallVector<int32_t>(
+                                 gpuArchs.begin(), gpuArchs.end())));
+        CudaCodegenPipelineOptions options;
+        options.emulateOnCpu = gpuEmulate;
+        options.reportMemory = reportMemory;
+        options.constantsFile = constantsPath.str().str();
+        options.gpuArchs = gpuArchs;
+        buildCudaCodegenPipeline(pm, options);
+      } else {
+        CpuCodegenPipelineOptions options;
+        options.reportMemory = reportMemory;
+        buildCpuCodegenPipeline(pm, options);
+      }
       if (failed(pm.run(*device)))
         return kExitBadInput;
+      if (cuda &&
+          failed(appendDeviceConstants(*device, constantsPath, weights)))
+        return kExitInternal;
+      summaries[k].weightBytes = weights.bytes;
       int64_t arena = 0;
       if (auto attr = (*device)->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
         arena = attr.getInt();
@@ -508,8 +639,8 @@ int main(int argc, char **argv) {
       SmallString<256> weightsPath(scratch);
       llvm::sys::path::append(weightsPath, "dev" + std::to_string(k) + ".bin");
       std::string sha256;
-      if (failed(writeWeightsFile(weights, weightsPath, module->getLoc(),
-                                  sha256)))
+      if (failed(
+              writeWeightsFile(weights, weightsPath, module->getLoc(), sha256)))
         return kExitBadInput;
       contents.devices.push_back(
           {it->second, weightsPath.str().str(), weights.bytes, sha256});
@@ -528,10 +659,9 @@ int main(int argc, char **argv) {
         return fail("cannot create " + outputPath + ": " + ec.message());
       for (int64_t k = 0; k <= numDevices; ++k) {
         SmallString<256> path(outputPath);
-        llvm::sys::path::append(path, k == numDevices
-                                          ? std::string("plan.json")
-                                          : "dev" + std::to_string(k) +
-                                                ".mlir");
+        llvm::sys::path::append(
+            path, k == numDevices ? std::string("plan.json")
+                                  : "dev" + std::to_string(k) + ".mlir");
         auto out = openOutputFile(path, &error);
         if (!out)
           return fail("cannot open " + path.str() + ": " + error);
@@ -572,8 +702,7 @@ int main(int argc, char **argv) {
                             sol.optimal ? " (optimal)" : "")
            << llvm::formatv("  predicted: {0:f3} ms per run, peak "
                             "{1:f1} MB per device\n",
-                            sol.objective * 1e3,
-                            report.memory.peakBytes / 1e6);
+                            sol.objective * 1e3, report.memory.peakBytes / 1e6);
       for (auto [k, d] : llvm::enumerate(summaries))
         info << llvm::formatv(
             "  device {0}: program {1}, weights {2} bytes, arena {3} bytes, "
@@ -587,18 +716,49 @@ int main(int argc, char **argv) {
   // Weights move into the device's file; their ops point there.
   WeightsFileLayout weights = layoutWeights(*module, "dev0.bin");
 
+  // Files made on the way (objects, weights, GPU constants) go to a scratch
+  // folder that is removed at the end.
+  SmallString<128> scratch;
+  if (std::error_code ec =
+          llvm::sys::fs::createUniqueDirectory("weftc", scratch))
+    return fail("cannot create a temporary folder: " + ec.message());
+  auto removeScratch = llvm::make_scope_exit(
+      [&] { llvm::sys::fs::remove_directories(scratch); });
+  SmallString<256> constantsPath(scratch);
+  llvm::sys::path::append(constantsPath, "gpu-constants.bin");
 
-  CpuCodegenPipelineOptions pipelineOptions;
-  pipelineOptions.reportMemory = reportMemory;
   {
     PassManager pm(&context);
-    if (emitKind == EmitKind::Mlir)
-      buildCpuBufferizationPipeline(pm, pipelineOptions);
-    else
-      buildCpuCodegenPipeline(pm, pipelineOptions);
+    if (cuda) {
+      Builder attrs(&context);
+      (*module)->setAttr(kWeightsBytesAttr,
+                         attrs.getI64IntegerAttr(weights.bytes));
+      if (!gpuEmulate)
+        (*module)->setAttr(kGpuArchsAttr,
+                           attrs.getDenseI32ArrayAttr(SmallVector<int32_t>(
+                               gpuArchs.begin(), gpuArchs.end())));
+      CudaCodegenPipelineOptions cudaOptions;
+      cudaOptions.emulateOnCpu = gpuEmulate;
+      cudaOptions.reportMemory = reportMemory;
+      cudaOptions.constantsFile = constantsPath.str().str();
+      cudaOptions.gpuArchs = gpuArchs;
+      if (emitKind == EmitKind::Mlir)
+        buildCudaKernelPipeline(pm, cudaOptions);
+      else
+        buildCudaCodegenPipeline(pm, cudaOptions);
+    } else {
+      CpuCodegenPipelineOptions pipelineOptions;
+      pipelineOptions.reportMemory = reportMemory;
+      if (emitKind == EmitKind::Mlir)
+        buildCpuBufferizationPipeline(pm, pipelineOptions);
+      else
+        buildCpuCodegenPipeline(pm, pipelineOptions);
+    }
     if (failed(pm.run(*module)))
       return kExitBadInput;
   }
+  if (cuda && failed(appendDeviceConstants(*module, constantsPath, weights)))
+    return kExitInternal;
   clock.lap("lower");
   int64_t arenaBytes = 0;
   if (auto attr = (*module)->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
@@ -639,13 +799,7 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  // A package: object and weights into a scratch folder, then link.
-  SmallString<128> scratch;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("weftc", scratch))
-    return fail("cannot create a temporary folder: " + ec.message());
-  auto removeScratch = llvm::make_scope_exit(
-      [&] { llvm::sys::fs::remove_directories(scratch); });
+  // A package: object and weights into the scratch folder, then link.
   SmallString<256> objectPath(scratch), weightsPath(scratch);
   llvm::sys::path::append(objectPath, "dev0.o");
   llvm::sys::path::append(weightsPath, "dev0.bin");
@@ -658,6 +812,8 @@ int main(int argc, char **argv) {
 
   PackageContents contents;
   contents.modelName = modelName;
+  contents.backend = gpuEmulate ? std::string("cpu") : targetName.getValue();
+  contents.gpuArchs = gpuArchs;
   contents.cpu = mcpu;
   contents.features = mattr;
   contents.inputs = inputs;
@@ -680,10 +836,19 @@ int main(int argc, char **argv) {
       if (line.starts_with("op "))
         (line.contains(" loops ") ? loops : kernels)++;
     }
-    llvm::outs() << "weftc: compiled " << modelName << " for cpu (" << mcpu
-                 << ") into " << outputPath << "\n"
+    std::string target = "cpu (" + mcpu + ")";
+    if (cuda) {
+      target = "cuda (";
+      for (auto [i, arch] : llvm::enumerate(gpuArchs))
+        target += (i ? "," : "") + std::string("sm_") + std::to_string(arch);
+      target += ")";
+    }
+    llvm::outs() << "weftc: compiled " << modelName << " for " << target
+                 << " into " << outputPath << "\n"
                  << "  plan: 1 device; " << kernels << " kernel calls, "
-                 << loops << " generated loop nests\n"
+                 << loops
+                 << (cuda && !gpuEmulate ? " generated GPU kernels\n"
+                                         : " generated loop nests\n")
                  << "  memory: arena " << arenaBytes << " bytes (planned "
                  << "peak), weights " << weights.bytes << " bytes\n"
                  << clock.lines;

@@ -36,6 +36,15 @@ struct RuntimeLocation {
   std::vector<std::string> systemLibraries;
   /// Their sonames, for the manifest.
   std::vector<std::string> sonames;
+  /// What a --target=cuda executable links besides the runtime (empty when
+  /// the CUDA backend was not built).
+  std::vector<std::string> cudaLibraries;
+  /// MPI's libraries (in systemLibraries too).
+  std::vector<std::string> mpiLibraries;
+  /// What executables of a GPU mesh link besides cudaLibraries: NCCL, MPI.
+  std::vector<std::string> meshLibraries;
+  /// Sonames of the CUDA libraries, NCCL's last, for the manifest.
+  std::vector<std::string> cudaSonames;
 };
 
 /// Finds the runtime: $WEFT_RUNTIME_DIR, else next to the running tool when
@@ -72,6 +81,9 @@ struct DeviceContents {
 /// What a package is made of, ready to be written.
 struct PackageContents {
   std::string modelName;
+  /// "cpu" or "cuda"; for "cuda" the GPU architectures (80 = sm_80).
+  std::string backend = "cpu";
+  std::vector<int> gpuArchs;
   std::string cpu;
   std::string features;
   std::vector<TensorDescription> inputs;

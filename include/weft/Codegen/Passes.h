@@ -58,6 +58,47 @@ void buildCpuBufferizationPipeline(OpPassManager &pm,
 void buildCpuCodegenPipeline(OpPassManager &pm,
                              const CpuCodegenPipelineOptions &options);
 
+/// Options of the CUDA code generation pipeline.
+struct CudaCodegenPipelineOptions
+    : public PassPipelineOptions<CudaCodegenPipelineOptions> {
+  PassOptions::Option<std::string> entry{
+      *this, "entry", llvm::cl::desc("Name of the model function"),
+      llvm::cl::init("main")};
+  PassOptions::ListOption<int> gpuArchs{
+      *this, "gpu-archs",
+      llvm::cl::desc("GPU architectures as compute capability x10 (80,90)")};
+  PassOptions::Option<std::string> constantsFile{
+      *this, "constants-file",
+      llvm::cl::desc("Where weft-device-constants-to-weights writes the "
+                     "constant data the GPU reads")};
+  PassOptions::Option<std::string> cudaBin{
+      *this, "cuda-bin",
+      llvm::cl::desc("Folder with ptxas and fatbinary (default: found)")};
+  PassOptions::Option<bool> reportMemory{
+      *this, "report-memory",
+      llvm::cl::desc("Print the memory plan (buffers, offsets, peak)"),
+      llvm::cl::init(false)};
+  PassOptions::Option<bool> emulateOnCpu{
+      *this, "emulate-on-cpu",
+      llvm::cl::desc("Testing aid: run the GPU kernels as host loops and "
+                     "keep the CPU runtime's kernels, so that the program "
+                     "runs on a CPU"),
+      llvm::cl::init(false)};
+};
+/// The host program with its kernels as gpu.launch ops (after bufferization
+/// and memory planning): what --emit=mlir shows for --target=cuda.
+void buildCudaKernelPipeline(OpPassManager &pm,
+                             const CudaCodegenPipelineOptions &options);
+/// The whole CUDA pipeline: host code in the LLVM dialect with one embedded
+/// fatbin per GPU module.
+void buildCudaCodegenPipeline(OpPassManager &pm,
+                              const CudaCodegenPipelineOptions &options);
+/// The folder with CUDA's ptxas and fatbinary: `preferred` if it has them
+/// (else ""), or the first of $CUDA_HOME/bin, $CUDA_PATH/bin, the toolkit
+/// found when Weft was built and /usr/local/cuda/bin that has them; "" when
+/// none does.
+std::string findCudaBinDir(llvm::StringRef preferred = "");
+
 /// Registers `weft-cpu-bufferize` and `weft-cpu-codegen` with weft-opt.
 void registerCodegenPipelines();
 

@@ -161,4 +161,107 @@ def WeftApproximateMath : Pass<"weft-approximate-math"> {
                            "vector::VectorDialect"];
 }
 
+
+//===----------------------------------------------------------------------===//
+// CUDA target (--target=cuda)
+//===----------------------------------------------------------------------===//
+
+def WeftDeviceConstantsToWeights
+    : Pass<"weft-device-constants-to-weights", "ModuleOp"> {
+  let summary = "Move constant data a GPU reads into the weights";
+  let description = [{
+    On a GPU the program's constant globals (small initializers and folded
+    constants) would live in host memory, where kernels cannot read them.
+    This pass appends the bytes of every constant global the program reads
+    as data to the weights (which the runtime copies to the device once)
+    and replaces each `memref.get_global` by a `memref.view` of the
+    weights argument. Kernel parameter blocks (`__weft_params_*`) and index
+    shapes, which the host reads, stay. The bytes go to the raw file
+    `file`, placed after the module's `weft.weights_bytes` (64-byte
+    aligned); the pass updates that attribute and records the bytes it
+    wrote in `weft.device_constants_bytes`, for the driver to append the
+    file to the device's weights file.
+  }];
+  let options = [
+    Option<"file", "file", "std::string", /*default=*/"\"\"",
+           "Where to write the constants' bytes (required when there are any)">
+  ];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect"];
+}
+
+def WeftRetargetKernelsToCuda
+    : Pass<"weft-retarget-kernels-to-cuda", "ModuleOp"> {
+  let summary = "Call the CUDA runtime's kernels instead of the CPU's";
+  let description = [{
+    Renames every `weft_rt_cpu_<kernel>` call and declaration to
+    `weft_rt_cuda_<kernel>` and `weft_rt_collective` to
+    `weft_rt_cuda_collective` (runtime/include/weft_rt_cuda.h): the CUDA
+    kernels take the same parameter blocks, on device buffers. The op
+    kinds recorded for profiling stay those of the CPU names.
+  }];
+}
+
+def WeftLinalgToGpu : Pass<"weft-linalg-to-gpu", "func::FuncOp"> {
+  let summary = "Turn each linalg.generic on buffers into a GPU launch";
+  let description = [{
+    The fused elementwise loop nests of a device program become GPU
+    kernels: one thread per point of the parallel loops, numbered
+    row-major so that neighbouring threads touch neighbouring elements
+    (coalesced for the identity maps of elementwise chains), in blocks of
+    `block-size` threads on a one-dimensional grid. Reduction loops, if
+    any, run inside each thread. The loop body is cloned into the
+    `gpu.launch` with its operands loaded through the indexing maps.
+
+    ```mlir
+    linalg.generic {indexing_maps = [#id, #id], iterator_types = ["parallel"]}
+        ins(%x : memref<1000xf32>) outs(%y : memref<1000xf32>) { ... }
+    // becomes
+    gpu.launch blocks(...) in (%gx = %c4, ...) threads(...) in (%bx = %c256, ...) {
+      %i = <block id * 256 + thread id>
+      scf.if %i < 1000 { %v = memref.load %x[%i] ... memref.store ..., %y[%i] }
+    }
+    ```
+  }];
+  let options = [
+    Option<"blockSize", "block-size", "int64_t", /*default=*/"256",
+           "Threads per block">
+  ];
+  let dependentDialects = ["gpu::GPUDialect", "scf::SCFDialect",
+                           "affine::AffineDialect", "arith::ArithDialect",
+                           "memref::MemRefDialect"];
+}
+
+def WeftGpuLaunchToLoops : Pass<"weft-gpu-launch-to-loops", "func::FuncOp"> {
+  let summary = "Run gpu.launch bodies as host loops (a testing aid)";
+  let description = [{
+    Replaces each `gpu.launch` with constant grid and block sizes by nested
+    `scf.for` loops over blocks and threads that run its body on the host,
+    with `gpu.block_id`, `gpu.thread_id`, `gpu.grid_dim` and `gpu.block_dim`
+    given by the loops. Threads of a block run one after another, which is
+    a valid schedule for kernels without barriers or shared memory (what
+    weft-linalg-to-gpu makes). `weftc --gpu-emulate` uses it to check the
+    CUDA pipeline's host side and kernel index arithmetic on a machine
+    without a GPU: the program computes on the CPU what the GPU would.
+  }];
+  let dependentDialects = ["scf::SCFDialect", "arith::ArithDialect"];
+}
+
+def WeftBuildGpuFatbin : Pass<"weft-build-gpu-fatbin", "ModuleOp"> {
+  let summary = "Assemble each GPU module's PTX into one fatbin of all archs";
+  let description = [{
+    After `gpu-module-to-binary{format=isa}` with one `#nvvm.target` per
+    architecture, each `gpu.binary` holds PTX per architecture. This pass
+    assembles each with CUDA's `ptxas` into a cubin for its architecture and
+    combines them, plus the PTX of the newest architecture (which the driver
+    compiles for GPUs newer than every listed one), with `fatbinary` into
+    one fatbin object: the only object of the binary, loaded with
+    `mgpuModuleLoad` at run time.
+  }];
+  let options = [
+    Option<"cudaBin", "cuda-bin", "std::string", /*default=*/"\"\"",
+           "Folder with ptxas and fatbinary (default: CUDA_HOME/bin, then "
+           "the toolkit found when Weft was built)">
+  ];
+}
+
 #endif // WEFT_CODEGEN_PASSES_TD

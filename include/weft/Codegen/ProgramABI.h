@@ -38,8 +38,24 @@ inline constexpr llvm::StringLiteral kProgramOpsAttr = "weft.program_ops";
 /// "mesh" line when the mesh has more than one device.
 inline constexpr llvm::StringLiteral kMeshShapeAttr = "weft.mesh_shape";
 
+/// On a module compiled for CUDA: the GPU architectures (DenseI32ArrayAttr,
+/// 80 for sm_80) its kernels are built for; the signature gets a
+/// "target cuda sm_80 ..." line.
+inline constexpr llvm::StringLiteral kGpuArchsAttr = "weft.gpu_archs";
+
+/// The bytes of the device's weights file so far (an IntegerAttr, set after
+/// the weights are laid out); weft-device-constants-to-weights places the
+/// GPU's constant data after them and updates it.
+inline constexpr llvm::StringLiteral kWeightsBytesAttr = "weft.weights_bytes";
+/// How many bytes weft-device-constants-to-weights appended (its file's
+/// size).
+inline constexpr llvm::StringLiteral kDeviceConstantsBytesAttr =
+    "weft.device_constants_bytes";
+
 /// The prefix of every CPU kernel's symbol.
 inline constexpr llvm::StringLiteral kCpuKernelPrefix = "weft_rt_cpu_";
+/// The prefix of every CUDA kernel's symbol (runtime/include/weft_rt_cuda.h).
+inline constexpr llvm::StringLiteral kCudaKernelPrefix = "weft_rt_cuda_";
 /// The runtime entry every collective calls.
 inline constexpr llvm::StringLiteral kCollectiveSymbol = "weft_rt_collective";
 /// On a call whose symbol does not name its kind (collectives): the kind
