@@ -164,12 +164,17 @@ weft_rt_status weft_rt_fail(weft_rt_context *ctx, weft_rt_status status,
 void weft_rt_op_begin(weft_rt_context *ctx, int64_t op_id) {
   if (!ctx || !ctx->profiling)
     return;
+  // On a GPU, the op begins when the work before it has ended.
+  if (ctx->waitForDevice)
+    ctx->waitForDevice(ctx->cudaDeviceState);
   ctx->events.push_back({op_id, nowMicroseconds(), 0.0});
 }
 
 void weft_rt_op_end(weft_rt_context *ctx, int64_t op_id) {
   if (!ctx || !ctx->profiling || ctx->events.empty())
     return;
+  if (ctx->waitForDevice)
+    ctx->waitForDevice(ctx->cudaDeviceState);
   ProfileEvent &last = ctx->events.back();
   if (last.opId == op_id && last.durationUs == 0.0)
     last.durationUs = nowMicroseconds() - last.startUs;

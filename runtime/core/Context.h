@@ -50,6 +50,10 @@ struct weft_rt_context {
   /// The weft::rt::cuda::DeviceState of a running CUDA program (its stream,
   /// library handles and scratch); not owned. Null on the CPU.
   void *cudaDeviceState = nullptr;
+  /// Set with cudaDeviceState: waits for the device's queued work. A GPU's
+  /// kernels run after their launch returns, so a profiled op's time is
+  /// taken from its begin to the end of its work: op hooks call this.
+  void (*waitForDevice)(void *deviceState) = nullptr;
 };
 
 #endif // WEFT_RUNTIME_CORE_CONTEXT_H

@@ -43,6 +43,12 @@ weft_rt_status weft::rt::cuda::createDeviceState(
                           cudaGetErrorString(error));
     }
     state->workspaceBytes = workspaceBytes;
+    // cuBLAS would otherwise allocate its own workspace at its first GEMM,
+    // inside a run. Kernels share the scratch: they run one after another
+    // on the one stream.
+    WEFT_CUBLAS_CHECK(ctx,
+                      cublasSetWorkspace(state->cublas.get(), state->workspace,
+                                         workspaceBytes));
   }
   *out_state = std::move(state);
   return WEFT_RT_OK;
@@ -62,10 +68,18 @@ DeviceState *weft::rt::cuda::deviceStateOf(weft_rt_context *ctx,
   return static_cast<DeviceState *>(ctx->cudaDeviceState);
 }
 
+/// Context::waitForDevice of a CUDA program (failures surface at the
+/// model's synchronize after the run).
+static void waitForStream(void *state) {
+  cudaStreamSynchronize(static_cast<DeviceState *>(state)->stream.get());
+}
+
 void weft::rt::cuda::attachDeviceState(weft_rt_context *ctx,
                                        DeviceState *state) {
-  if (ctx)
-    ctx->cudaDeviceState = state;
+  if (!ctx)
+    return;
+  ctx->cudaDeviceState = state;
+  ctx->waitForDevice = state ? waitForStream : nullptr;
 }
 
 weft_rt_status weft::rt::cuda::cudnnHandleOf(weft_rt_context *ctx,

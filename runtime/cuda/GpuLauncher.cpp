@@ -16,10 +16,12 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <map>
 #include <mutex>
 #include <string>
+#include <vector>
 
 using namespace weft::rt::cuda;
 
@@ -39,6 +41,13 @@ struct LaunchError {
   weft_rt_status status = WEFT_RT_OK;
   std::string message;
 };
+
+/// Every module registered by mgpuModuleLoad and not yet unloaded.
+std::mutex registryMutex;
+std::vector<GpuModule *> &registry() {
+  static std::vector<GpuModule *> modules;
+  return modules;
+}
 
 thread_local DeviceState *launchDevice = nullptr;
 thread_local LaunchError launchError;
@@ -65,6 +74,42 @@ ScopedLaunchDevice::ScopedLaunchDevice(DeviceState *state) {
 
 ScopedLaunchDevice::~ScopedLaunchDevice() { launchDevice = nullptr; }
 
+/// Loads `module`'s library if it is not loaded; the caller holds its mutex.
+static cudaError_t loadLibrary(GpuModule &module) {
+  if (module.library)
+    return cudaSuccess;
+  cudaError_t error = cudaLibraryLoadData(
+      &module.library, module.image, nullptr, nullptr, 0, nullptr, nullptr, 0);
+  if (error != cudaSuccess)
+    module.library = nullptr;
+  return error;
+}
+
+weft_rt_status weft::rt::cuda::loadGpuModules(weft_rt_context *ctx,
+                                              const DeviceInfo &device) {
+  std::lock_guard<std::mutex> registryLock(registryMutex);
+  for (GpuModule *module : registry()) {
+    if (!module->image)
+      continue;
+    std::lock_guard<std::mutex> lock(module->mutex);
+    cudaError_t error = loadLibrary(*module);
+    if (error == cudaErrorNoKernelImageForDevice ||
+        error == cudaErrorInvalidPtx || error == cudaErrorUnsupportedPtxVersion)
+      return weft_rt_fail(ctx, WEFT_RT_DEVICE_UNAVAILABLE,
+                          "the package has no GPU code that CUDA device %d "
+                          "(%s, sm_%d%d) can run: %s; recompile it with "
+                          "weftc --gpu-arch=sm_%d%d",
+                          device.ordinal, device.name.c_str(), device.major,
+                          device.minor, cudaGetErrorString(error), device.major,
+                          device.minor);
+    if (error != cudaSuccess)
+      return cudaFail(ctx, error, WEFT_RT_INTERNAL,
+                      "cudaLibraryLoadData (the program's GPU code)", __FILE__,
+                      __LINE__);
+  }
+  return WEFT_RT_OK;
+}
+
 weft_rt_status weft::rt::cuda::takeLaunchError(weft_rt_context *ctx) {
   LaunchError error = std::move(launchError);
   launchError = LaunchError();
@@ -80,8 +125,11 @@ extern "C" {
 void *mgpuModuleLoad(void *data, size_t size) {
   (void)size; // a fatbin carries its own size
   auto *module = new (std::nothrow) GpuModule();
-  if (module)
-    module->image = data;
+  if (!module)
+    return nullptr;
+  module->image = data;
+  std::lock_guard<std::mutex> lock(registryMutex);
+  registry().push_back(module);
   return module;
 }
 
@@ -96,6 +144,12 @@ void mgpuModuleUnload(void *handle) {
   auto *module = static_cast<GpuModule *>(handle);
   if (!module)
     return;
+  {
+    std::lock_guard<std::mutex> lock(registryMutex);
+    auto &modules = registry();
+    modules.erase(std::remove(modules.begin(), modules.end(), module),
+                  modules.end());
+  }
   // At exit the CUDA runtime may already be gone; nothing to report to.
   if (module->library)
     cudaLibraryUnload(module->library);

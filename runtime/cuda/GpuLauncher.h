@@ -29,6 +29,12 @@ public:
   ScopedLaunchDevice &operator=(const ScopedLaunchDevice &) = delete;
 };
 
+/// Loads every GPU module the program embeds on the current device (they
+/// register at start-up, before a device is chosen), so that a run loads
+/// nothing and a GPU the package has no code for is refused when the model
+/// is created: WEFT_RT_DEVICE_UNAVAILABLE naming the GPU's architecture.
+weft_rt_status loadGpuModules(weft_rt_context *ctx, const DeviceInfo &device);
+
 /// The first failure of a generated kernel's load or launch on this thread
 /// since the ScopedLaunchDevice began: WEFT_RT_OK, or its status with the
 /// message recorded in ctx.

@@ -195,6 +195,21 @@ TEST_F(ModelTest, RefusesBadPrograms) {
             WEFT_RT_INVALID_ARGUMENT);
 }
 
+// A GPU program needs the CUDA backend, which this test's runtime (the
+// core and CPU runtime alone) does not install: a clear refusal.
+TEST_F(ModelTest, RefusesGpuProgramsWithoutCudaBackend) {
+  weft_rt_program gpu = {"weft-program 1\narena 0\nweights 0\n"
+                         "target cuda sm_90\n",
+                         runNothing};
+  EXPECT_EQ(weft_rt_model_create(ctx, &gpu, nullptr, &model),
+            WEFT_RT_UNSUPPORTED);
+  EXPECT_EQ(model, nullptr);
+  EXPECT_NE(error().find("compiled for CUDA GPUs (--target=cuda), but this "
+                         "executable's runtime has no CUDA backend"),
+            std::string::npos)
+      << error();
+}
+
 int32_t failWithMessage(weft_rt_context *ctx, weft_rt_byte_buffer *,
                         weft_rt_byte_buffer *) {
   return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED, "no kernel for %s", "f16");

@@ -51,6 +51,22 @@ TEST(SignatureTest, ParsesEveryRecord) {
   EXPECT_EQ(sig.ops[1].name, "add%");
 }
 
+TEST(SignatureTest, ReadsTheTarget) {
+  ProgramSignature sig;
+  std::string error;
+  ASSERT_TRUE(parseSignature("weft-program 1\narena 0\nweights 0\n", sig,
+                             error))
+      << error;
+  EXPECT_EQ(sig.target, "cpu");
+  EXPECT_TRUE(sig.gpuArchitectures.empty());
+  ASSERT_TRUE(parseSignature("weft-program 1\narena 0\nweights 0\n"
+                             "target cuda sm_80 sm_90\n",
+                             sig, error))
+      << error;
+  EXPECT_EQ(sig.target, "cuda");
+  EXPECT_EQ(sig.gpuArchitectures, (std::vector<int>{80, 90}));
+}
+
 TEST(SignatureTest, AcceptsMinimalProgram) {
   ProgramSignature sig;
   std::string error;
@@ -138,6 +154,13 @@ INSTANTIATE_TEST_SUITE_P(
                   "line 4: input 'x' has unknown dtype 'f33'"},
         Malformed{HEAD "input x 8 1 3 0", "unknown dtype '8'"},
         Malformed{HEAD "input x f32 1 -3 0", "dim 0 is '-3', not an integer"},
+        Malformed{HEAD "target tpu", "line 4: unknown target 'tpu'"},
+        Malformed{HEAD "target cuda", "'target cuda' needs at least one"},
+        Malformed{HEAD "target cuda 90",
+                  "GPU architecture '90' is not sm_<compute capability>"},
+        Malformed{HEAD "target cuda sm_9", "GPU architecture 'sm_9' is not"},
+        Malformed{HEAD "target cpu sm_80", "'target cpu' takes no"},
+        Malformed{HEAD "target cpu\ntarget cpu", "second 'target' record"},
         Malformed{HEAD "input x f32 1 3x 0", "dim 0 is '3x'"},
         Malformed{HEAD "input x f32 2 4294967296 4294967296 0",
                   "more bytes than fit in 64 bits"},
