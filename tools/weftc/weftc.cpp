@@ -93,8 +93,8 @@ static cl::opt<std::string> gpuArchFlag(
     cl::init("sm_80,sm_90"), cl::cat(category));
 static cl::opt<std::string> precision(
     "precision",
-    cl::desc("Arithmetic of the compiled program: f32 (the CPU target "
-             "computes in f32; bf16 and f16 are for GPU targets)"),
+    cl::desc("Arithmetic of the compiled program: f32 (bf16 and f16 are "
+             "meant for GPU targets and not implemented yet)"),
     cl::init("f32"), cl::cat(category));
 static cl::opt<std::string>
     mcpu("mcpu",
@@ -364,6 +364,11 @@ int main(int argc, char **argv) {
       "  weftc model.onnx -o lib/ --emit=lib            # shared library + "
       "C header\n"
       "  weftc model.onnx -o model.ll --emit=llvm       # stop at LLVM IR\n"
+      "\nNVIDIA GPUs (docs/Codegen.md, \"GPU programs\"):\n"
+      "  weftc model.onnx -o out/ --target=cuda         # sm_80, sm_90 + PTX\n"
+      "  weftc model.onnx -o out/ --target=cuda --gpu-arch=sm_90\n"
+      "  weftc model.onnx -o out/ --target=cuda --cluster dgx-h100x8 \\\n"
+      "        --mesh 2x4                               # 8 GPUs, NCCL\n"
       "\nSeveral devices (docs/Sharding.md):\n"
       "  weftc model.onnx -o out/ --cluster cpu:4 --mesh 2x2 --sharding tp\n"
       "  weftc model.onnx -o plan/ --emit=plan --cluster cpu:4 --report\n"
@@ -374,7 +379,8 @@ int main(int argc, char **argv) {
       "  each of its dimensions is split over ([] keeps it whole):\n"
       "    {\"input\": {\"dims\": [[0], []]}, \"fc1.weight\": {\"dims\": "
       "[[], [1]]}}\n"
-      "\nExit codes: 0 success, 1 bad model or options, 70 internal "
+      "\nExit codes: 0 success, 1 bad model or options (or no CUDA toolkit "
+      "for --target=cuda), 70 internal "
       "error.\n");
 
   auto fail = [](const Twine &msg) {
