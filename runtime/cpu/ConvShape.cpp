@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Conv.h"
+#include "KernelParams.h"
 
 using namespace weft::rt;
 using namespace weft::rt::cpu;
@@ -34,16 +35,9 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
                   "conv: group %lld does not divide C=%lld and OC=%lld",
                   (long long)s.group, (long long)s.c, (long long)s.oc);
   int64_t rank = s.spatialRank;
-  int64_t *fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
-                       s.padsBegin, s.padsEnd, s.out};
-  const int64_t leading[] = {1, 1, 1, 1, 0, 0, 1};
-  for (int f = 0; f < 7; ++f) {
-    const int64_t *values = r.array(rank);
-    for (int64_t d = 0; d < 3 - rank; ++d)
-      fields[f][d] = leading[f];
-    for (int64_t d = 0; d < rank; ++d)
-      fields[f][3 - rank + d] = values[d];
-  }
+  int64_t *const fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
+                             s.padsBegin, s.padsEnd, s.out};
+  readSpatialArrays(r, rank, fields);
   s.words = r.consumed();
   for (int64_t d = 3 - rank; d < 3; ++d) {
     long long axis = d - (3 - rank);
@@ -57,12 +51,10 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
     WEFT_RT_REQUIRE(ctx, s.padsBegin[d] >= 0 && s.padsEnd[d] >= 0,
                     "conv: negative pads on spatial axis %lld", axis);
     int64_t span, padded;
-    WEFT_RT_REQUIRE(
-        ctx,
-        checkedMul(s.kernel[d] - 1, s.dilations[d], span) &&
-            !__builtin_add_overflow(s.in[d], s.padsBegin[d], &padded) &&
-            !__builtin_add_overflow(padded, s.padsEnd[d], &padded),
-        "conv: sizes of spatial axis %lld overflow", axis);
+    WEFT_RT_REQUIRE(ctx,
+                    dilatedSpan(s.in[d], s.kernel[d], s.dilations[d],
+                                s.padsBegin[d], s.padsEnd[d], span, padded),
+                    "conv: sizes of spatial axis %lld overflow", axis);
     WEFT_RT_REQUIRE(ctx, padded > span,
                     "conv: on spatial axis %lld the dilated kernel (%lld) is "
                     "larger than the padded input (%lld)",

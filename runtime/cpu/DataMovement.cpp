@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementCopy.h"
+#include "KernelParams.h"
 
 #include <algorithm>
 
@@ -116,21 +117,11 @@ weft_rt_status weft_rt_cpu_transpose(weft_rt_context *ctx,
   static const char *const kernel = "transpose";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "transpose: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), rank = r.next(), count = 0;
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  const int64_t *dims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, dims, &count, "input dims"));
-  const int64_t *perm = r.array(rank);
-  bool seen[kMaxRank] = {};
-  for (int64_t i = 0; i < rank; ++i) {
-    WEFT_RT_REQUIRE(ctx, perm[i] >= 0 && perm[i] < rank && !seen[perm[i]],
-                    "transpose: perm[%lld] = %lld does not make a "
-                    "permutation of %lld dimensions",
-                    (long long)i, (long long)perm[i], (long long)rank);
-    seen[perm[i]] = true;
-  }
+  TransposeShape shape;
+  WEFT_RT_TRY(parseTranspose(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, rank = shape.rank,
+                count = shape.count;
+  const int64_t *dims = shape.dims, *perm = shape.perm;
   if (count == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));
@@ -157,31 +148,12 @@ weft_rt_status weft_rt_cpu_slice(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "slice";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "slice: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), rank = r.next(), outCount = 0;
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  const int64_t *inDims = nullptr, *outDims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
-  WEFT_RT_TRY(
-      readDims(ctx, kernel, r, rank, outDims, &outCount, "output dims"));
-  const int64_t *starts = r.array(rank), *steps = r.array(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    WEFT_RT_REQUIRE(ctx, steps[d] != 0, "slice: step of dimension %lld is 0",
-                    (long long)d);
-    if (outDims[d] == 0)
-      continue;
-    int64_t span, last;
-    bool inRange = starts[d] >= 0 && starts[d] < inDims[d] &&
-                   !__builtin_mul_overflow(outDims[d] - 1, steps[d], &span) &&
-                   !__builtin_add_overflow(starts[d], span, &last) &&
-                   last >= 0 && last < inDims[d];
-    WEFT_RT_REQUIRE(ctx, inRange,
-                    "slice: dimension %lld reads %lld elements from %lld with "
-                    "step %lld, outside its size %lld",
-                    (long long)d, (long long)outDims[d], (long long)starts[d],
-                    (long long)steps[d], (long long)inDims[d]);
-  }
+  SliceShape shape;
+  WEFT_RT_TRY(parseSlice(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, rank = shape.rank,
+                outCount = shape.outCount;
+  const int64_t *inDims = shape.inDims, *outDims = shape.outDims;
+  const int64_t *starts = shape.starts, *steps = shape.steps;
   if (outCount == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));
@@ -226,11 +198,6 @@ weft_rt_status weft_rt_cpu_slice(weft_rt_context *ctx, const int64_t *params,
 // Pad
 //===----------------------------------------------------------------------===//
 
-namespace {
-enum PadMode : int64_t { kConstant = 0, kReflect, kEdge, kWrap };
-const char *const kPadModes[] = {"constant", "reflect", "edge", "wrap"};
-} // namespace
-
 /// The input index output index `o` reads along a dimension of `size`
 /// padded by `before`, or -1 for the constant.
 static int64_t padSource(int64_t mode, int64_t o, int64_t before,
@@ -262,36 +229,13 @@ weft_rt_status weft_rt_cpu_pad(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "pad";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "pad: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), mode = r.next(), rank = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  WEFT_RT_REQUIRE(ctx, mode >= kConstant && mode <= kWrap,
-                  "pad: mode %lld is not 0 (constant), 1 (reflect), 2 (edge) "
-                  "or 3 (wrap)",
-                  (long long)mode);
-  const int64_t *inDims = nullptr;
-  int64_t inCount = 0;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, &inCount, "input dims"));
-  const int64_t *pads = r.array(2 * rank);
-  int64_t outDims[kMaxRank], outCount = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    int64_t size;
-    bool fits = !__builtin_add_overflow(inDims[d], pads[d], &size) &&
-                !__builtin_add_overflow(size, pads[rank + d], &size) &&
-                size >= 0;
-    WEFT_RT_REQUIRE(ctx, fits,
-                    "pad: dimension %lld of size %lld padded by %lld and %lld "
-                    "has a negative or overflowing size",
-                    (long long)d, (long long)inDims[d], (long long)pads[d],
-                    (long long)pads[rank + d]);
-    outDims[d] = size;
-    WEFT_RT_REQUIRE(ctx, checkedMul(outCount, size, outCount),
-                    "pad: the output size overflows");
-    WEFT_RT_REQUIRE(ctx, mode == kConstant || inDims[d] > 0 || size == 0,
-                    "pad: %s mode cannot pad dimension %lld, which is empty",
-                    kPadModes[mode], (long long)d);
-  }
+  PadShape shape;
+  WEFT_RT_TRY(parsePad(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, mode = shape.mode,
+                rank = shape.rank, inCount = shape.inCount,
+                outCount = shape.outCount;
+  const int64_t *inDims = shape.inDims, *pads = shape.pads;
+  const int64_t *outDims = shape.outDims;
   if (outCount == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, out, "out"));
@@ -369,22 +313,12 @@ weft_rt_status weft_rt_cpu_tile(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "tile";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "tile: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), rank = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  const int64_t *inDims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
-  const int64_t *repeats = r.array(rank);
-  int64_t outDims[kMaxRank], outCount = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    WEFT_RT_REQUIRE(ctx,
-                    checkedMul(inDims[d], repeats[d], outDims[d]) &&
-                        checkedMul(outCount, outDims[d], outCount),
-                    "tile: repeats[%lld] = %lld is negative or the output "
-                    "size overflows",
-                    (long long)d, (long long)repeats[d]);
-  }
+  TileShape shape;
+  WEFT_RT_TRY(parseTile(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, rank = shape.rank,
+                outCount = shape.outCount;
+  const int64_t *inDims = shape.inDims, *repeats = shape.repeats;
+  const int64_t *outDims = shape.outDims;
   if (outCount == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));
@@ -426,16 +360,12 @@ weft_rt_status weft_rt_cpu_trilu(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "trilu";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "trilu: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), count = 0;
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  const int64_t *dims = nullptr;
-  WEFT_RT_TRY(
-      readDims(ctx, kernel, r, 3, dims, &count, "batch, rows and cols"));
-  int64_t k = r.next(), upper = r.next();
-  WEFT_RT_REQUIRE(ctx, upper == 0 || upper == 1,
-                  "trilu: upper is %lld, not 0 or 1", (long long)upper);
+  TriluShape shape;
+  WEFT_RT_TRY(parseTrilu(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, count = shape.count;
+  const int64_t *dims = shape.dims;
+  const bool upper = shape.upper;
+  int64_t k = shape.k;
   if (count == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));
@@ -474,30 +404,13 @@ weft_rt_status weft_rt_cpu_copy2d(weft_rt_context *ctx, const int64_t *params,
                                   const void *src, void *dst) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "copy2d: parameter block is NULL");
-  ParamReader r(params);
-  int64_t rows = r.next(), rowBytes = r.next();
-  int64_t srcOffset = r.next(), srcStride = r.next();
-  int64_t dstOffset = r.next(), dstStride = r.next();
-  WEFT_RT_REQUIRE(ctx,
-                  rows >= 0 && rowBytes >= 0 && srcOffset >= 0 &&
-                      srcStride >= 0 && dstOffset >= 0 && dstStride >= 0,
-                  "copy2d: negative rows, row bytes, offsets or strides");
-  if (rows == 0 || rowBytes == 0)
+  Copy2dShape shape;
+  WEFT_RT_TRY(parseCopy2d(ctx, params, shape));
+  if (shape.empty())
     return WEFT_RT_OK;
-  int64_t srcEnd, dstEnd;
-  WEFT_RT_REQUIRE(
-      ctx,
-      checkedMul(rows - 1, srcStride, srcEnd) &&
-          !__builtin_add_overflow(srcEnd, srcOffset + rowBytes, &srcEnd) &&
-          checkedMul(rows - 1, dstStride, dstEnd) &&
-          !__builtin_add_overflow(dstEnd, dstOffset + rowBytes, &dstEnd),
-      "copy2d: offsets overflow");
-  WEFT_RT_REQUIRE(
-      ctx, rows == 1 || (srcStride >= rowBytes && dstStride >= rowBytes),
-      "copy2d: strides %lld and %lld are shorter than the rows "
-      "(%lld bytes)",
-      (long long)srcStride, (long long)dstStride, (long long)rowBytes);
+  const int64_t rows = shape.rows, rowBytes = shape.rowBytes;
+  const int64_t srcOffset = shape.srcOffset, srcStride = shape.srcStride;
+  const int64_t dstOffset = shape.dstOffset, dstStride = shape.dstStride;
   WEFT_RT_TRY(requireBuffer(ctx, "copy2d", src, "src"));
   WEFT_RT_TRY(requireBuffer(ctx, "copy2d", dst, "dst"));
   const char *from = static_cast<const char *>(src) + srcOffset;

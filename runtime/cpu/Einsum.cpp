@@ -7,32 +7,19 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
+#include "KernelParams.h"
 
 using namespace weft::rt::cpu;
 
 static const char *const kEinsum = "einsum";
 
-/// The most distinct indices an equation may use (ONNX letters: 52).
-constexpr int64_t kMaxIndices = 64;
-
 namespace {
-/// An operand's index list.
-struct Operand {
-  int64_t rank = 0;
-  const int64_t *indices = nullptr;
-  /// Element stride of each distinct index (summed where an index repeats,
-  /// which walks a diagonal), 0 for indices the operand lacks.
-  int64_t strides[kMaxIndices] = {};
-  bool has[kMaxIndices] = {};
-  int64_t count = 1;
-};
-
 /// A strided walk: out is dense over `outIndices`, each element the sum
 /// over `sumIndices` of the source at the strides given per index.
 struct StridedSum {
   int64_t outRank = 0, sumRank = 0;
-  int64_t outSizes[kMaxIndices], outStrides[kMaxIndices];
-  int64_t sumSizes[kMaxIndices], sumStrides[kMaxIndices];
+  int64_t outSizes[kMaxEinsumIndices], outStrides[kMaxEinsumIndices];
+  int64_t sumSizes[kMaxEinsumIndices], sumStrides[kMaxEinsumIndices];
   int64_t outCount = 1, sumCount = 1;
 
   void addOut(int64_t size, int64_t stride) {
@@ -72,44 +59,19 @@ static void stridedSum(const StridedSum &w, const T *x, T *y, int nt) {
   }
 }
 
-/// Reads one operand's index list and derives its strides.
-static weft_rt_status readOperand(weft_rt_context *ctx, ParamReader &r,
-                                  int64_t which, int64_t numIndices,
-                                  const int64_t *sizes, Operand &operand) {
-  operand.rank = r.next();
-  WEFT_RT_REQUIRE(ctx, operand.rank >= 0 && operand.rank <= kMaxRank,
-                  "einsum: input %lld has rank %lld (at most %lld)",
-                  (long long)which, (long long)operand.rank,
-                  (long long)kMaxRank);
-  operand.indices = r.array(operand.rank);
-  int64_t stride = 1;
-  for (int64_t p = operand.rank - 1; p >= 0; --p) {
-    int64_t l = operand.indices[p];
-    WEFT_RT_REQUIRE(ctx, l >= 0 && l < numIndices,
-                    "einsum: input %lld names index %lld of %lld",
-                    (long long)which, (long long)l, (long long)numIndices);
-    operand.strides[l] += stride;
-    operand.has[l] = true;
-    WEFT_RT_REQUIRE(ctx, checkedMul(stride, sizes[l], stride),
-                    "einsum: the size of input %lld overflows",
-                    (long long)which);
-  }
-  operand.count = stride;
-  return WEFT_RT_OK;
-}
-
 template <typename T>
-static weft_rt_status
-twoOperands(weft_rt_context *ctx, int64_t dtype, int64_t numIndices,
-            const int64_t *sizes, const Operand &a, const Operand &b,
-            const bool *inOut, const int64_t *outIndices, int64_t outRank,
-            const T *x, const T *y, T *out) {
+static weft_rt_status twoOperands(weft_rt_context *ctx, int64_t dtype,
+                                  int64_t numIndices, const int64_t *sizes,
+                                  const EinsumOperand &a,
+                                  const EinsumOperand &b, const bool *inOut,
+                                  const int64_t *outIndices, int64_t outRank,
+                                  const T *x, const T *y, T *out) {
   // A as [batch, left, contracted], B as [batch, contracted, right], each
   // summing the indices only it has.
   StridedSum prepareA, prepareB;
   int64_t batch = 1, left = 1, right = 1, contracted = 1;
-  int64_t position[kMaxIndices] = {}; // index -> position in C's layout
-  int64_t cSizes[kMaxIndices], cRank = 0;
+  int64_t position[kMaxEinsumIndices] = {}; // index -> position in C's layout
+  int64_t cSizes[kMaxEinsumIndices], cRank = 0;
   auto kindOf = [&](int64_t l) {
     if (a.has[l] && b.has[l])
       return inOut[l] ? 0 : 2; // batch : contracted
@@ -159,7 +121,7 @@ twoOperands(weft_rt_context *ctx, int64_t dtype, int64_t numIndices,
   WEFT_RT_TRY(batchedMatmul(ctx, dtype, batch, left, right, contracted,
                             bufferA.as<T>(), bufferB.as<T>(), bufferC.as<T>()));
   // Permute C into the output's index order.
-  int64_t cStrides[kMaxIndices], stride = 1;
+  int64_t cStrides[kMaxEinsumIndices], stride = 1;
   for (int64_t p = cRank - 1; p >= 0; --p)
     cStrides[p] = stride, stride *= cSizes[p];
   StridedSum permute;
@@ -175,46 +137,13 @@ weft_rt_status weft_rt_cpu_einsum(weft_rt_context *ctx, const int64_t *params,
                                   const void *in0, const void *in1, void *out) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "einsum: parameter block is NULL");
-  ParamReader r(params);
-  int64_t dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kEinsum, dtype, kNumericDtypes));
-  int64_t numIndices = r.next();
-  WEFT_RT_REQUIRE(ctx, numIndices >= 0 && numIndices <= kMaxIndices,
-                  "einsum: %lld distinct indices (at most %lld)",
-                  (long long)numIndices, (long long)kMaxIndices);
-  const int64_t *sizes = r.array(numIndices);
-  int64_t total;
-  WEFT_RT_REQUIRE(ctx, checkedProduct(sizes, numIndices, total),
-                  "einsum: index sizes are negative or their product "
-                  "overflows");
-  int64_t outRank = r.next();
-  WEFT_RT_REQUIRE(ctx, outRank >= 0 && outRank <= kMaxRank,
-                  "einsum: output rank %lld (at most %lld)", (long long)outRank,
-                  (long long)kMaxRank);
-  const int64_t *outIndices = r.array(outRank);
-  bool inOut[kMaxIndices] = {};
-  for (int64_t i = 0; i < outRank; ++i) {
-    int64_t l = outIndices[i];
-    WEFT_RT_REQUIRE(ctx, l >= 0 && l < numIndices && !inOut[l],
-                    "einsum: output index %lld at position %lld is out of "
-                    "range or repeated",
-                    (long long)l, (long long)i);
-    inOut[l] = true;
-  }
-  int64_t numInputs = r.next();
-  WEFT_RT_REQUIRE(ctx, numInputs == 1 || numInputs == 2,
-                  "einsum: %lld inputs (1 or 2 are supported)",
-                  (long long)numInputs);
-  Operand operands[2];
-  for (int64_t i = 0; i < numInputs; ++i)
-    WEFT_RT_TRY(readOperand(ctx, r, i, numIndices, sizes, operands[i]));
-  for (int64_t i = 0; i < outRank; ++i) {
-    int64_t l = outIndices[i];
-    WEFT_RT_REQUIRE(ctx, operands[0].has[l] || operands[1].has[l],
-                    "einsum: output index %lld appears in no input",
-                    (long long)l);
-  }
+  EinsumShape shape;
+  WEFT_RT_TRY(parseEinsum(ctx, params, kNumericDtypes, shape));
+  const int64_t dtype = shape.dtype, numIndices = shape.numIndices;
+  const int64_t outRank = shape.outRank, numInputs = shape.numInputs;
+  const int64_t *sizes = shape.sizes, *outIndices = shape.outIndices;
+  const bool *inOut = shape.inOut;
+  const EinsumOperand *operands = shape.operands;
   int64_t outCount = 1;
   for (int64_t i = 0; i < outRank; ++i)
     outCount *= sizes[outIndices[i]];
@@ -236,7 +165,7 @@ weft_rt_status weft_rt_cpu_einsum(weft_rt_context *ctx, const int64_t *params,
         return twoOperands(ctx, dtype, numIndices, sizes, operands[0],
                            operands[1], inOut, outIndices, outRank, x,
                            static_cast<const T *>(in1), y);
-      const Operand &a = operands[0];
+      const EinsumOperand &a = operands[0];
       StridedSum walk;
       for (int64_t i = 0; i < outRank; ++i)
         walk.addOut(sizes[outIndices[i]], a.strides[outIndices[i]]);

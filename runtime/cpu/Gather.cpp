@@ -6,20 +6,9 @@
 //===----------------------------------------------------------------------===//
 
 #include "ElementCopy.h"
+#include "KernelParams.h"
 
 using namespace weft::rt::cpu;
-
-/// Fails unless `dtype` is i32 or i64.
-static weft_rt_status checkIndexDtype(weft_rt_context *ctx, const char *kernel,
-                                      int64_t dtype) {
-  if (dtype == WEFT_RT_I32 || dtype == WEFT_RT_I64)
-    return WEFT_RT_OK;
-  return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                      "%s: index dtype %s (code %lld) is not i32 or i64",
-                      kernel,
-                      weft_rt_dtype_name(static_cast<weft_rt_dtype>(dtype)),
-                      static_cast<long long>(dtype));
-}
 
 /// Index `i` of the buffer as int64.
 static int64_t readIndex(const void *indices, bool wide, int64_t i) {
@@ -51,26 +40,14 @@ weft_rt_status weft_rt_cpu_gather(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "gather";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "gather: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), indexDtype = r.next();
-  int64_t outer = r.next(), axis = r.next(), inner = r.next();
-  int64_t count = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  WEFT_RT_TRY(checkIndexDtype(ctx, kernel, indexDtype));
-  const int64_t inFactors[] = {outer, axis, inner};
-  const int64_t outFactors[] = {outer, count, inner, elementBytes};
-  int64_t inCount, outBytes;
-  WEFT_RT_REQUIRE(ctx,
-                  checkedProduct(inFactors, 3, inCount) &&
-                      checkedProduct(outFactors, 4, outBytes),
-                  "gather: outer=%lld, axis=%lld, inner=%lld, count=%lld "
-                  "are negative or overflow",
-                  (long long)outer, (long long)axis, (long long)inner,
-                  (long long)count);
+  GatherShape shape;
+  WEFT_RT_TRY(parseGather(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, outer = shape.outer,
+                axis = shape.axis, inner = shape.inner, count = shape.count,
+                outBytes = shape.outBytes;
   if (count > 0)
     WEFT_RT_TRY(requireBuffer(ctx, kernel, indices, "indices"));
-  bool wide = indexDtype == WEFT_RT_I64;
+  const bool wide = shape.wideIndices;
   WEFT_RT_TRY(checkIndices(ctx, kernel, indices, wide, count, axis));
   if (outBytes == 0)
     return WEFT_RT_OK;
@@ -99,29 +76,15 @@ weft_rt_status weft_rt_cpu_gather_elements(weft_rt_context *ctx,
   static const char *const kernel = "gather_elements";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "gather_elements: parameter block is NULL");
-  ParamReader r(params);
-  int64_t elementBytes = r.next(), indexDtype = r.next();
-  int64_t rank = r.next(), axis = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, elementBytes));
-  WEFT_RT_TRY(checkIndexDtype(ctx, kernel, indexDtype));
-  const int64_t *inDims = nullptr, *indexDims = nullptr;
-  int64_t count = 0;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, indexDims, &count, "index dims"));
-  WEFT_RT_REQUIRE(ctx, axis >= 0 && axis < rank,
-                  "gather_elements: axis %lld is not in [0, %lld)",
-                  (long long)axis, (long long)rank);
-  for (int64_t d = 0; d < rank; ++d)
-    WEFT_RT_REQUIRE(ctx, d == axis || indexDims[d] <= inDims[d],
-                    "gather_elements: indices have %lld entries along "
-                    "dimension %lld, the input only %lld",
-                    (long long)indexDims[d], (long long)d,
-                    (long long)inDims[d]);
+  GatherElementsShape shape;
+  WEFT_RT_TRY(parseGatherElements(ctx, params, shape));
+  const int64_t elementBytes = shape.elementBytes, rank = shape.rank,
+                axis = shape.axis, count = shape.count;
+  const int64_t *inDims = shape.inDims, *indexDims = shape.indexDims;
   if (count == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, indices, "indices"));
-  bool wide = indexDtype == WEFT_RT_I64;
+  const bool wide = shape.wideIndices;
   const int64_t size = inDims[axis];
   WEFT_RT_TRY(checkIndices(ctx, kernel, indices, wide, count, size));
   WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Gemm.h"
+#include "KernelParams.h"
 
 #include <cblas.h>
 #include <oneapi/dnnl/dnnl.h>
@@ -121,68 +122,8 @@ weft_rt_status weft::rt::cpu::gemmF64(weft_rt_context *ctx, bool transA,
 }
 
 //===----------------------------------------------------------------------===//
-// Parameter block
+// Batches (parseMatmul, in KernelParams.cpp, reads the block)
 //===----------------------------------------------------------------------===//
-
-namespace {
-/// A validated matmul parameter block.
-struct MatmulShape {
-  int64_t dtype, m, n, k;
-  bool transA, transB;
-  double alpha, beta;
-  int64_t biasRowStride, biasColStride;
-  int64_t rank;
-  const int64_t *batchDims, *aStrides, *bStrides;
-  int64_t batch;
-};
-} // namespace
-
-static weft_rt_status parseMatmul(weft_rt_context *ctx, const int64_t *params,
-                                  MatmulShape &s) {
-  WEFT_RT_REQUIRE(ctx, params, "matmul: parameter block is NULL");
-  ParamReader r(params);
-  s.dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kMatmul, s.dtype, kNumericDtypes));
-  s.m = r.next();
-  s.n = r.next();
-  s.k = r.next();
-  int64_t transA = r.next(), transB = r.next();
-  s.alpha = r.nextDouble();
-  s.beta = r.nextDouble();
-  s.biasRowStride = r.next();
-  s.biasColStride = r.next();
-  s.rank = r.next();
-  WEFT_RT_REQUIRE(ctx, s.m >= 0 && s.n >= 0 && s.k >= 0,
-                  "matmul: negative size M=%lld N=%lld K=%lld", (long long)s.m,
-                  (long long)s.n, (long long)s.k);
-  WEFT_RT_REQUIRE(ctx,
-                  (transA == 0 || transA == 1) && (transB == 0 || transB == 1),
-                  "matmul: trans_a=%lld and trans_b=%lld must be 0 or 1",
-                  (long long)transA, (long long)transB);
-  s.transA = transA, s.transB = transB;
-  WEFT_RT_REQUIRE(ctx, s.biasRowStride >= 0 && s.biasColStride >= 0,
-                  "matmul: negative bias strides %lld, %lld",
-                  (long long)s.biasRowStride, (long long)s.biasColStride);
-  WEFT_RT_REQUIRE(ctx, s.rank >= 0 && s.rank <= kMaxRank,
-                  "matmul: batch rank %lld is not between 0 and %lld",
-                  (long long)s.rank, (long long)kMaxRank);
-  s.batchDims = r.array(s.rank);
-  s.aStrides = r.array(s.rank);
-  s.bStrides = r.array(s.rank);
-  WEFT_RT_REQUIRE(ctx, checkedProduct(s.batchDims, s.rank, s.batch),
-                  "matmul: batch dimensions are negative or overflow");
-  for (int64_t i = 0; i < s.rank; ++i)
-    WEFT_RT_REQUIRE(ctx, s.aStrides[i] >= 0 && s.bStrides[i] >= 0,
-                    "matmul: negative batch stride at batch dimension %lld",
-                    (long long)i);
-  int64_t mn, mk, kn, total;
-  WEFT_RT_REQUIRE(ctx,
-                  checkedMul(s.m, s.n, mn) && checkedMul(s.m, s.k, mk) &&
-                      checkedMul(s.k, s.n, kn) &&
-                      checkedMul(s.batch, mn, total),
-                  "matmul: sizes overflow int64");
-  return WEFT_RT_OK;
-}
 
 /// Element offsets of batch `index` in a and b.
 static void batchOffsets(const MatmulShape &s, int64_t index, int64_t &aOffset,
@@ -305,18 +246,6 @@ static weft_rt_status floatMatmul(weft_rt_context *ctx, GemmBackend backend,
 // Integer products
 //===----------------------------------------------------------------------===//
 
-/// `value` converted to T, clamped to its range (NaN to 0) instead of the
-/// undefined behaviour of an out-of-range conversion.
-template <typename T> static T saturate(double value) {
-  if (value != value)
-    return T(0);
-  if (value <= static_cast<double>(std::numeric_limits<T>::lowest()))
-    return std::numeric_limits<T>::lowest();
-  if (value >= static_cast<double>(std::numeric_limits<T>::max()))
-    return std::numeric_limits<T>::max();
-  return static_cast<T>(value);
-}
-
 /// Integer products wrap around like ONNX Runtime's (two's complement), done
 /// in the unsigned type so that overflow is defined.
 template <typename T>
@@ -363,7 +292,7 @@ static weft_rt_status intMatmul(weft_rt_context *ctx, const MatmulShape &s,
         }
         double value = s.alpha * static_cast<double>(static_cast<T>(acc[j])) +
                        s.beta * static_cast<double>(biasValue);
-        o[j] = saturate<T>(value);
+        o[j] = toInteger<T>(value);
       }
     }
   }
@@ -382,7 +311,7 @@ weft_rt_status weft::rt::cpu::matmulWith(weft_rt_context *ctx,
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
   MatmulShape s;
-  WEFT_RT_TRY(parseMatmul(ctx, params, s));
+  WEFT_RT_TRY(parseMatmul(ctx, params, kNumericDtypes, s));
   if (s.batch * s.m * s.n == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kMatmul, out, "out"));

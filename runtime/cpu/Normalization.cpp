@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelSupport.h"
+#include "KernelParams.h"
 #include "MathSupport.h"
 
 #include <cmath>
@@ -57,20 +57,11 @@ weft_rt_status weft_rt_cpu_batch_norm(weft_rt_context *ctx,
   static const char *const kernel = "batch_norm";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "batch_norm: parameter block is NULL");
-  ParamReader r(params);
-  int64_t dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kernel, dtype, kFloatDtypes));
-  int64_t n = r.next(), c = r.next(), inner = r.next();
-  double epsilon = r.nextDouble();
-  int64_t planes, count;
-  WEFT_RT_REQUIRE(ctx,
-                  checkedMul(n, c, planes) && checkedMul(planes, inner, count),
-                  "batch_norm: N=%lld, C=%lld, inner=%lld are negative or "
-                  "overflow",
-                  (long long)n, (long long)c, (long long)inner);
-  WEFT_RT_REQUIRE(ctx, epsilon >= 0.0,
-                  "batch_norm: epsilon %g is negative or NaN", epsilon);
+  BatchNormShape shape;
+  WEFT_RT_TRY(parseBatchNorm(ctx, params, kFloatDtypes, shape));
+  const int64_t dtype = shape.dtype, c = shape.c, inner = shape.inner,
+                planes = shape.planes, count = shape.count;
+  const double epsilon = shape.epsilon;
   if (count == 0)
     return WEFT_RT_OK;
   const void *buffers[] = {x, scale, bias, mean, var, out};
@@ -107,16 +98,6 @@ weft_rt_status weft_rt_cpu_batch_norm(weft_rt_context *ctx,
 //===----------------------------------------------------------------------===//
 // Layer and instance normalization
 //===----------------------------------------------------------------------===//
-
-namespace {
-/// A validated normalize parameter block.
-struct NormalizeShape {
-  int64_t dtype;
-  bool instance;
-  int64_t outer, size, channels;
-  double epsilon;
-};
-} // namespace
 
 /// Writes row `row` normalized with its mean and 1/sqrt(var + eps). Layer
 /// rows take scale[j] and bias[j] per element; instance rows one
@@ -228,34 +209,9 @@ weft_rt_status weft_rt_cpu_normalize(weft_rt_context *ctx,
   static const char *const kernel = "normalize";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "normalize: parameter block is NULL");
-  ParamReader r(params);
   NormalizeShape s;
-  s.dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kernel, s.dtype, kFloatDtypes));
-  int64_t kind = r.next();
-  s.outer = r.next();
-  s.size = r.next();
-  s.channels = r.next();
-  s.epsilon = r.nextDouble();
-  WEFT_RT_REQUIRE(ctx, kind == 0 || kind == 1,
-                  "normalize: kind %lld is neither 0 (layer) nor 1 "
-                  "(instance)",
-                  (long long)kind);
-  s.instance = kind == 1;
-  int64_t count;
-  WEFT_RT_REQUIRE(ctx, checkedMul(s.outer, s.size, count),
-                  "normalize: outer=%lld and size=%lld are negative or "
-                  "overflow",
-                  (long long)s.outer, (long long)s.size);
-  WEFT_RT_REQUIRE(ctx, s.epsilon >= 0.0,
-                  "normalize: epsilon %g is negative or NaN", s.epsilon);
-  if (s.instance) {
-    WEFT_RT_REQUIRE(ctx, s.channels >= 1 && s.outer % s.channels == 0,
-                    "normalize: %lld instance rows are not a multiple of "
-                    "%lld channels",
-                    (long long)s.outer, (long long)s.channels);
-  }
+  WEFT_RT_TRY(parseNormalize(ctx, params, s));
+  const int64_t count = s.count;
   if (count == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, x, "x"));

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelSupport.h"
+#include "KernelParams.h"
 #include "MathSupport.h"
 
 #include <algorithm>
@@ -16,16 +16,6 @@ using namespace weft::rt::cpu;
 static const char *const kPool = "pool";
 
 namespace {
-/// A validated pool parameter block, 1-D and 2-D pools seen as 3-D ones
-/// with leading spatial dimensions of size 1.
-struct PoolShape {
-  int64_t dtype;
-  bool isMax, countIncludePad;
-  int64_t planes;
-  int64_t in[3], kernel[3], strides[3], dilations[3], padsBegin[3], padsEnd[3],
-      out[3];
-};
-
 /// Which taps of one output position's window fall in the input and in the
 /// padded input, along one dimension: taps [first, last) read the input at
 /// start + tap * dilation; the first `padded` taps lie in the padded input.
@@ -33,83 +23,6 @@ struct Window {
   int64_t start, first, last, padded;
 };
 } // namespace
-
-static int64_t ceilDiv(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
-}
-
-static weft_rt_status parsePool(weft_rt_context *ctx, const int64_t *params,
-                                PoolShape &s) {
-  WEFT_RT_REQUIRE(ctx, params, "pool: parameter block is NULL");
-  ParamReader r(params);
-  s.dtype = r.next();
-  int64_t kind = r.next(), includePad = r.next();
-  WEFT_RT_REQUIRE(ctx, kind == 0 || kind == 1,
-                  "pool: kind %lld is neither 0 (max) nor 1 (average)",
-                  (long long)kind);
-  s.isMax = kind == 0;
-  WEFT_RT_TRY(checkDtype(ctx, s.isMax ? "max pool" : "average pool", s.dtype,
-                         s.isMax ? kFloatDtypes | kByteDtypes : kFloatDtypes));
-  WEFT_RT_REQUIRE(ctx, includePad == 0 || includePad == 1,
-                  "pool: count_include_pad is %lld, not 0 or 1",
-                  (long long)includePad);
-  s.countIncludePad = includePad == 1;
-  int64_t rank = r.next(), n = r.next(), c = r.next();
-  WEFT_RT_REQUIRE(ctx, rank >= 1 && rank <= 3,
-                  "pool: %lld spatial dimensions (1 to 3 are supported)",
-                  (long long)rank);
-  WEFT_RT_REQUIRE(ctx, checkedMul(n, c, s.planes),
-                  "pool: N=%lld and C=%lld are negative or overflow",
-                  (long long)n, (long long)c);
-  int64_t *fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
-                       s.padsBegin, s.padsEnd, s.out};
-  const int64_t leading[] = {1, 1, 1, 1, 0, 0, 1};
-  for (int f = 0; f < 7; ++f) {
-    const int64_t *values = r.array(rank);
-    for (int64_t d = 0; d < 3 - rank; ++d)
-      fields[f][d] = leading[f];
-    for (int64_t d = 0; d < rank; ++d)
-      fields[f][3 - rank + d] = values[d];
-  }
-  for (int64_t d = 3 - rank; d < 3; ++d) {
-    long long axis = d - (3 - rank);
-    WEFT_RT_REQUIRE(ctx,
-                    s.in[d] >= 0 && s.kernel[d] >= 1 && s.strides[d] >= 1 &&
-                        s.dilations[d] >= 1 && s.padsBegin[d] >= 0 &&
-                        s.padsEnd[d] >= 0,
-                    "pool: spatial axis %lld has input %lld, kernel %lld, "
-                    "stride %lld, dilation %lld, pads %lld and %lld",
-                    axis, (long long)s.in[d], (long long)s.kernel[d],
-                    (long long)s.strides[d], (long long)s.dilations[d],
-                    (long long)s.padsBegin[d], (long long)s.padsEnd[d]);
-    int64_t span, padded;
-    WEFT_RT_REQUIRE(
-        ctx,
-        checkedMul(s.kernel[d] - 1, s.dilations[d], span) &&
-            !__builtin_add_overflow(s.in[d], s.padsBegin[d], &padded) &&
-            !__builtin_add_overflow(padded, s.padsEnd[d], &padded),
-        "pool: sizes of spatial axis %lld overflow", axis);
-    WEFT_RT_REQUIRE(ctx, padded > span,
-                    "pool: on spatial axis %lld the dilated window (%lld) is "
-                    "larger than the padded input (%lld)",
-                    axis, (long long)(span + 1), (long long)padded);
-    // Floor mode or ceil mode.
-    int64_t low = (padded - span - 1) / s.strides[d] + 1;
-    int64_t high = ceilDiv(padded - span - 1, s.strides[d]) + 1;
-    WEFT_RT_REQUIRE(ctx, s.out[d] == low || s.out[d] == high,
-                    "pool: output size %lld on spatial axis %lld, expected "
-                    "%lld (or %lld in ceil mode)",
-                    (long long)s.out[d], axis, (long long)low, (long long)high);
-  }
-  int64_t count;
-  const int64_t inFactors[] = {s.planes, s.in[0], s.in[1], s.in[2]};
-  const int64_t outFactors[] = {s.planes, s.out[0], s.out[1], s.out[2]};
-  WEFT_RT_REQUIRE(ctx,
-                  checkedProduct(inFactors, 4, count) &&
-                      checkedProduct(outFactors, 4, count),
-                  "pool: tensor sizes overflow int64");
-  return WEFT_RT_OK;
-}
 
 /// The windows of every output position along dimension d.
 static std::vector<Window> windows(const PoolShape &s, int d) {
@@ -359,7 +272,7 @@ weft_rt_status weft_rt_cpu_pool(weft_rt_context *ctx, const int64_t *params,
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
   PoolShape s;
-  WEFT_RT_TRY(parsePool(ctx, params, s));
+  WEFT_RT_TRY(parsePool(ctx, params, kFloatDtypes, s));
   if (s.planes * s.out[0] * s.out[1] * s.out[2] == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kPool, out, "out"));

@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelSupport.h"
+#include "KernelParams.h"
 
 #include <algorithm>
 #include <cmath>
@@ -14,33 +14,6 @@
 using namespace weft::rt::cpu;
 
 namespace {
-/// The reductions, numbered as weft.reduce's kinds.
-enum ReduceKind : int64_t {
-  kMean = 0,
-  kSum,
-  kMax,
-  kMin,
-  kProd,
-  kL1,
-  kL2,
-  kLogSumExp,
-  kSumSquare,
-  kLogSum,
-};
-
-const char *const kReduceNames[] = {
-    "mean", "sum", "max",         "min",        "prod",
-    "l1",   "l2",  "log_sum_exp", "sum_square", "log_sum"};
-
-/// The input after dropping size-1 dimensions and merging neighbours that
-/// are both reduced or both kept. Strides are in elements.
-struct ReduceLayout {
-  int64_t rank = 0;
-  int64_t sizes[kMaxRank], strides[kMaxRank];
-  bool reduced[kMaxRank];
-  int64_t inCount = 1, outCount = 1, reducedCount = 1;
-};
-
 /// Walks the reduced dimensions [0, rank) other than `skip`, yielding the
 /// element offset of each combination.
 struct ReducedWalk {
@@ -103,18 +76,6 @@ template <typename T, typename Acc, int64_t kind> struct ReduceOp {
   }
 };
 } // namespace
-
-/// A double converted to an integer type without undefined behaviour:
-/// saturated, NaN to 0.
-template <typename T> static T toInteger(double value) {
-  if (value != value)
-    return T(0);
-  if (value <= static_cast<double>(std::numeric_limits<T>::lowest()))
-    return std::numeric_limits<T>::lowest();
-  if (value >= static_cast<double>(std::numeric_limits<T>::max()))
-    return std::numeric_limits<T>::max();
-  return static_cast<T>(value);
-}
 
 /// Converts a finished accumulator to the output type.
 template <typename T, typename Acc> static T finish(Acc value) {
@@ -246,43 +207,12 @@ static weft_rt_status reduceKind(weft_rt_context *ctx, const ReduceLayout &l,
     return reduceAs<T, uint64_t, kind>(ctx, l, x, y);
 }
 
-/// The value of reducing nothing, per ONNX (opset 18 defines it): the
-/// identity of the operation; max/min the lowest/highest value.
+/// Fills y with the value of reducing nothing (reduceEmptyValue).
 template <typename T>
 static weft_rt_status reduceEmpty(weft_rt_context *ctx, int64_t kind, T *y,
                                   int64_t count) {
-  double value = 0.0;
-  switch (kind) {
-  case kProd:
-    value = 1.0;
-    break;
-  case kMax:
-    value = -std::numeric_limits<double>::infinity();
-    break;
-  case kMin:
-    value = std::numeric_limits<double>::infinity();
-    break;
-  case kMean:
-    value = std::numeric_limits<double>::quiet_NaN();
-    break;
-  case kLogSum:
-  case kLogSumExp:
-    value = -std::numeric_limits<double>::infinity();
-    break;
-  default:
-    break;
-  }
-  T result;
-  if constexpr (std::is_integral_v<T>) {
-    if (value != value ||
-        ((kind == kLogSum || kind == kLogSumExp) && std::isinf(value)))
-      return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "reduce: %s over an empty axis has no integer value",
-                          kReduceNames[kind]);
-    result = toInteger<T>(value);
-  } else {
-    result = static_cast<T>(value);
-  }
+  T result{};
+  WEFT_RT_TRY(reduceEmptyValue(ctx, kind, result));
   std::fill(y, y + count, result);
   return WEFT_RT_OK;
 }
@@ -291,32 +221,10 @@ weft_rt_status weft_rt_cpu_reduce(weft_rt_context *ctx, const int64_t *params,
                                   const void *input, void *out) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "reduce: parameter block is NULL");
-  ParamReader r(params);
-  int64_t dtype = r.next(), kind = r.next(), rank = r.next();
-  WEFT_RT_REQUIRE(ctx, kind >= kMean && kind <= kLogSum,
-                  "reduce: unknown kind %lld", (long long)kind);
-  WEFT_RT_TRY(checkDtype(ctx, "reduce", dtype,
-                         kind == kMax || kind == kMin
-                             ? kNumericDtypes | kByteDtypes
-                             : kNumericDtypes));
-  WEFT_RT_REQUIRE(ctx, rank >= 0 && rank <= kMaxRank,
-                  "reduce: rank %lld is not between 0 and %lld",
-                  (long long)rank, (long long)kMaxRank);
-  const int64_t *dims = r.array(rank);
-  const int64_t *mask = r.array(rank);
+  ReduceShape shape;
   ReduceLayout l;
-  WEFT_RT_REQUIRE(ctx, checkedProduct(dims, rank, l.inCount),
-                  "reduce: dimensions are negative or overflow");
-  for (int64_t d = 0; d < rank; ++d) {
-    WEFT_RT_REQUIRE(ctx, mask[d] == 0 || mask[d] == 1,
-                    "reduce: mask entry %lld is %lld, not 0 or 1", (long long)d,
-                    (long long)mask[d]);
-    if (mask[d])
-      l.reducedCount *= dims[d];
-    else
-      l.outCount *= dims[d];
-  }
+  WEFT_RT_TRY(parseReduce(ctx, params, shape, l));
+  const int64_t dtype = shape.dtype, kind = shape.kind;
   if (l.outCount == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, "reduce", out, "out"));
@@ -326,27 +234,7 @@ weft_rt_status weft_rt_cpu_reduce(weft_rt_context *ctx, const int64_t *params,
     if (l.reducedCount == 0)
       return reduceEmpty(ctx, kind, y, l.outCount);
     WEFT_RT_TRY(requireBuffer(ctx, "reduce", input, "input"));
-    // Row-major strides, then the dimensions that matter, merged.
-    int64_t stride = 1, strides[kMaxRank];
-    for (int64_t d = rank - 1; d >= 0; --d)
-      strides[d] = stride, stride *= dims[d];
-    for (int64_t d = 0; d < rank; ++d) {
-      if (dims[d] == 1)
-        continue;
-      bool reduced = mask[d] == 1;
-      if (l.rank > 0 && l.reduced[l.rank - 1] == reduced) {
-        l.sizes[l.rank - 1] *= dims[d];
-        l.strides[l.rank - 1] = strides[d];
-        continue;
-      }
-      l.sizes[l.rank] = dims[d];
-      l.strides[l.rank] = strides[d];
-      l.reduced[l.rank++] = reduced;
-    }
-    if (l.rank == 0) {
-      // One element: reduce over a size-1 dimension.
-      l.rank = 1, l.sizes[0] = 1, l.strides[0] = 1, l.reduced[0] = true;
-    }
+    mergeReduceDims(shape, l);
     const T *x = static_cast<const T *>(input);
     switch (kind) {
     case kMean:
@@ -414,28 +302,10 @@ weft_rt_status weft_rt_cpu_arg_reduce(weft_rt_context *ctx,
                                       void *out) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "arg_reduce: parameter block is NULL");
-  ParamReader r(params);
-  int64_t dtype = r.next(), kind = r.next();
-  int64_t outer = r.next(), axis = r.next(), inner = r.next();
-  int64_t selectLast = r.next();
-  WEFT_RT_TRY(
-      checkDtype(ctx, "arg_reduce", dtype, kNumericDtypes | kByteDtypes));
-  WEFT_RT_REQUIRE(ctx, kind == 0 || kind == 1,
-                  "arg_reduce: kind %lld is neither 0 (argmax) nor 1 "
-                  "(argmin)",
-                  (long long)kind);
-  WEFT_RT_REQUIRE(ctx, selectLast == 0 || selectLast == 1,
-                  "arg_reduce: select_last_index is %lld, not 0 or 1",
-                  (long long)selectLast);
-  const int64_t factors[] = {outer, axis, inner};
-  int64_t count, outCount;
-  WEFT_RT_REQUIRE(ctx,
-                  checkedProduct(factors, 3, count) &&
-                      checkedMul(outer, inner, outCount),
-                  "arg_reduce: outer=%lld, axis=%lld, inner=%lld are "
-                  "negative or overflow",
-                  (long long)outer, (long long)axis, (long long)inner);
+  ArgReduceShape s;
+  WEFT_RT_TRY(parseArgReduce(ctx, params, s));
+  const int64_t dtype = s.dtype, kind = s.kind, outer = s.outer, axis = s.axis,
+                inner = s.inner, count = s.count, outCount = s.outCount;
   if (outCount == 0)
     return WEFT_RT_OK;
   WEFT_RT_REQUIRE(ctx, axis > 0,
@@ -449,9 +319,9 @@ weft_rt_status weft_rt_cpu_arg_reduce(weft_rt_context *ctx,
     const T *x = static_cast<const T *>(input);
     int64_t *y = static_cast<int64_t *>(out);
     if (kind == 0)
-      argReduce<T, true>(x, y, outer, axis, inner, selectLast == 1, nt);
+      argReduce<T, true>(x, y, outer, axis, inner, s.selectLast, nt);
     else
-      argReduce<T, false>(x, y, outer, axis, inner, selectLast == 1, nt);
+      argReduce<T, false>(x, y, outer, axis, inner, s.selectLast, nt);
     return WEFT_RT_OK;
   });
 }

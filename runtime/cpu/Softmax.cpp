@@ -5,7 +5,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "KernelSupport.h"
+#include "KernelParams.h"
 #include "MathSupport.h"
 
 #include <algorithm>
@@ -15,14 +15,6 @@
 using namespace weft::rt::cpu;
 
 #define WEFT_RT_INLINE inline __attribute__((always_inline))
-
-namespace {
-/// A validated softmax parameter block.
-struct SoftmaxShape {
-  int64_t dtype, outer, axis, inner;
-  bool log;
-};
-} // namespace
 
 /// Columns of a strided softmax handled together: wide enough to vectorize,
 /// small enough for the per-column state to stay on the stack.
@@ -242,24 +234,9 @@ weft_rt_status weft_rt_cpu_softmax(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "softmax";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "softmax: parameter block is NULL");
-  ParamReader r(params);
   SoftmaxShape s;
-  s.dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kernel, s.dtype, kFloatDtypes));
-  s.outer = r.next();
-  s.axis = r.next();
-  s.inner = r.next();
-  int64_t log = r.next();
-  WEFT_RT_REQUIRE(ctx, log == 0 || log == 1,
-                  "softmax: log flag %lld is not 0 or 1", (long long)log);
-  s.log = log == 1;
-  const int64_t factors[] = {s.outer, s.axis, s.inner};
-  int64_t count;
-  WEFT_RT_REQUIRE(ctx, checkedProduct(factors, 3, count),
-                  "softmax: outer=%lld, axis=%lld, inner=%lld are negative "
-                  "or overflow",
-                  (long long)s.outer, (long long)s.axis, (long long)s.inner);
+  WEFT_RT_TRY(parseSoftmax(ctx, params, s));
+  const int64_t count = s.count;
   if (count == 0)
     return WEFT_RT_OK;
   WEFT_RT_TRY(requireBuffer(ctx, kernel, input, "input"));

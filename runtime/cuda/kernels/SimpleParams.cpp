@@ -1,15 +1,15 @@
 //===- SimpleParams.cpp - Plans of the row-wise and movement kernels ------===//
 //
-// The checks of the CPU kernels (runtime/cpu/{Softmax,Normalization,Reduce,
-// DataMovement,Gather}.cpp), in the same order and words, on the host, plus
-// the alignment the device's typed loads need; then the index arithmetic
-// that the device code only has to follow.
+// The CPU kernels' parameter checks (runtime/cpu/KernelParams.h: the same
+// code, so the same order and words) on the host, plus the alignment the
+// device's typed loads need; then the index arithmetic that the device code
+// only has to follow.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuda/kernels/SimpleParams.h"
 #include "cpu/ElementCopy.h"
-#include "cpu/KernelSupport.h"
+#include "cpu/KernelParams.h"
 
 #include <algorithm>
 #include <cmath>
@@ -53,23 +53,13 @@ weft_rt_status weft::rt::cuda::planSoftmax(weft_rt_context *ctx,
   static const char *const kernel = "softmax";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "softmax: parameter block is NULL");
-  ParamReader r(params);
+  SoftmaxShape shape;
+  WEFT_RT_TRY(parseSoftmax(ctx, params, shape));
   SoftmaxPlan s;
-  s.dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kernel, s.dtype, kFloatDtypes));
-  s.outer = r.next();
-  s.axis = r.next();
-  s.inner = r.next();
-  int64_t log = r.next();
-  WEFT_RT_REQUIRE(ctx, log == 0 || log == 1,
-                  "softmax: log flag %lld is not 0 or 1", (long long)log);
-  s.log = log == 1;
-  const int64_t factors[] = {s.outer, s.axis, s.inner};
-  WEFT_RT_REQUIRE(ctx, checkedProduct(factors, 3, s.count),
-                  "softmax: outer=%lld, axis=%lld, inner=%lld are negative "
-                  "or overflow",
-                  (long long)s.outer, (long long)s.axis, (long long)s.inner);
+  s.dtype = shape.dtype;
+  s.outer = shape.outer, s.axis = shape.axis, s.inner = shape.inner;
+  s.count = shape.count;
+  s.log = shape.log;
   *plan = s;
   if (s.count == 0)
     return WEFT_RT_OK;
@@ -88,33 +78,14 @@ weft_rt_status weft::rt::cuda::planNormalize(weft_rt_context *ctx,
   static const char *const kernel = "normalize";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "normalize: parameter block is NULL");
-  ParamReader r(params);
+  NormalizeShape shape;
+  WEFT_RT_TRY(parseNormalize(ctx, params, shape));
   NormalizePlan s;
-  s.dtype = r.next();
-  WEFT_RT_TRY(checkDtype(ctx, kernel, s.dtype, kFloatDtypes));
-  int64_t kind = r.next();
-  s.outer = r.next();
-  s.size = r.next();
-  s.channels = r.next();
-  s.epsilon = r.nextDouble();
-  WEFT_RT_REQUIRE(ctx, kind == 0 || kind == 1,
-                  "normalize: kind %lld is neither 0 (layer) nor 1 "
-                  "(instance)",
-                  (long long)kind);
-  s.instance = kind == 1;
-  WEFT_RT_REQUIRE(ctx, checkedMul(s.outer, s.size, s.count),
-                  "normalize: outer=%lld and size=%lld are negative or "
-                  "overflow",
-                  (long long)s.outer, (long long)s.size);
-  WEFT_RT_REQUIRE(ctx, s.epsilon >= 0.0,
-                  "normalize: epsilon %g is negative or NaN", s.epsilon);
-  if (s.instance) {
-    WEFT_RT_REQUIRE(ctx, s.channels >= 1 && s.outer % s.channels == 0,
-                    "normalize: %lld instance rows are not a multiple of "
-                    "%lld channels",
-                    (long long)s.outer, (long long)s.channels);
-  }
+  s.dtype = shape.dtype;
+  s.outer = shape.outer, s.size = shape.size, s.channels = shape.channels;
+  s.count = shape.count;
+  s.epsilon = shape.epsilon;
+  s.instance = shape.instance;
   *plan = s;
   if (s.count == 0)
     return WEFT_RT_OK;
@@ -133,104 +104,21 @@ weft_rt_status weft::rt::cuda::planNormalize(weft_rt_context *ctx,
 // Reductions
 //===----------------------------------------------------------------------===//
 
-namespace {
-enum ReduceKind : int64_t { kMean = 0, kMax = 2, kMin = 3, kProd = 4 };
-enum { kLogSumExp = 7, kLogSum = 9 };
-const char *const kReduceNames[] = {
-    "mean", "sum", "max",         "min",        "prod",
-    "l1",   "l2",  "log_sum_exp", "sum_square", "log_sum"};
-} // namespace
-
-/// A double converted to an integer type without undefined behaviour:
-/// saturated, NaN to 0 (as the CPU kernel's toInteger).
-template <typename T> static T toInteger(double value) {
-  if (value != value)
-    return T(0);
-  if (value <= static_cast<double>(std::numeric_limits<T>::lowest()))
-    return std::numeric_limits<T>::lowest();
-  if (value >= static_cast<double>(std::numeric_limits<T>::max()))
-    return std::numeric_limits<T>::max();
-  return static_cast<T>(value);
-}
-
-/// The value of reducing nothing, per ONNX (opset 18): the CPU kernel's
-/// reduceEmpty, as the bytes of one T.
-template <typename T>
-static weft_rt_status emptyValue(weft_rt_context *ctx, int64_t kind,
-                                 unsigned char *bytes) {
-  double value = 0.0;
-  switch (kind) {
-  case kProd:
-    value = 1.0;
-    break;
-  case kMax:
-    value = -std::numeric_limits<double>::infinity();
-    break;
-  case kMin:
-    value = std::numeric_limits<double>::infinity();
-    break;
-  case kMean:
-    value = std::numeric_limits<double>::quiet_NaN();
-    break;
-  case kLogSum:
-  case kLogSumExp:
-    value = -std::numeric_limits<double>::infinity();
-    break;
-  default:
-    break;
-  }
-  T result;
-  if constexpr (std::is_integral_v<T>) {
-    if (value != value ||
-        ((kind == kLogSum || kind == kLogSumExp) && std::isinf(value)))
-      return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                          "reduce: %s over an empty axis has no integer value",
-                          kReduceNames[kind]);
-    result = toInteger<T>(value);
-  } else {
-    result = static_cast<T>(value);
-  }
-  std::memcpy(bytes, &result, sizeof(T));
-  return WEFT_RT_OK;
-}
-
 weft_rt_status weft::rt::cuda::planReduce(weft_rt_context *ctx,
                                           const int64_t *params,
                                           const void *input, const void *out,
                                           ReducePlan *plan) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "reduce: parameter block is NULL");
-  ParamReader r(params);
-  int64_t dtype = r.next(), kind = r.next(), rank = r.next();
-  WEFT_RT_REQUIRE(ctx, kind >= kMean && kind <= kLogSum,
-                  "reduce: unknown kind %lld", (long long)kind);
-  WEFT_RT_TRY(checkDtype(ctx, "reduce", dtype,
-                         kind == kMax || kind == kMin
-                             ? kNumericDtypes | kByteDtypes
-                             : kNumericDtypes));
-  WEFT_RT_REQUIRE(ctx, rank >= 0 && rank <= kMaxRank,
-                  "reduce: rank %lld is not between 0 and %lld",
-                  (long long)rank, (long long)kMaxRank);
-  const int64_t *dims = r.array(rank);
-  const int64_t *mask = r.array(rank);
+  ReduceShape shape;
+  ReduceLayout l;
+  WEFT_RT_TRY(parseReduce(ctx, params, shape, l));
+  const int64_t dtype = shape.dtype, kind = shape.kind;
   ReducePlan p;
   p.dtype = dtype;
   p.kind = kind;
-  int64_t inCount;
-  WEFT_RT_REQUIRE(ctx, checkedProduct(dims, rank, inCount),
-                  "reduce: dimensions are negative or overflow");
-  p.outCount = 1;
-  p.reducedCount = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    WEFT_RT_REQUIRE(ctx, mask[d] == 0 || mask[d] == 1,
-                    "reduce: mask entry %lld is %lld, not 0 or 1", (long long)d,
-                    (long long)mask[d]);
-    if (mask[d])
-      p.reducedCount *= dims[d];
-    else
-      p.outCount *= dims[d];
-  }
+  p.outCount = l.outCount;
+  p.reducedCount = l.reducedCount;
   if (p.outCount == 0) {
     *plan = p;
     return WEFT_RT_OK;
@@ -241,36 +129,21 @@ weft_rt_status weft::rt::cuda::planReduce(weft_rt_context *ctx,
   if (p.reducedCount == 0) {
     p.fill = true;
     WEFT_RT_TRY(visitDtype(dtype, [&](auto zero) -> weft_rt_status {
-      return emptyValue<decltype(zero)>(ctx, kind, p.fillBytes);
+      decltype(zero) value{};
+      WEFT_RT_TRY(reduceEmptyValue(ctx, kind, value));
+      std::memcpy(p.fillBytes, &value, sizeof(value));
+      return WEFT_RT_OK;
     }));
     *plan = p;
     return WEFT_RT_OK;
   }
   WEFT_RT_TRY(requireBuffer(ctx, "reduce", input, "input"));
   WEFT_RT_TRY(requireAligned(ctx, "reduce", input, bytes, "input"));
-  // Row-major strides, then the dimensions that matter, merged (as the CPU
-  // kernel's ReduceLayout).
-  int64_t strides[kMaxRank];
-  rowMajorStrides(dims, rank, strides);
-  int64_t mergedRank = 0, sizes[kMaxRank], mergedStrides[kMaxRank];
-  bool reduced[kMaxRank];
-  for (int64_t d = 0; d < rank; ++d) {
-    if (dims[d] == 1)
-      continue;
-    bool isReduced = mask[d] == 1;
-    if (mergedRank > 0 && reduced[mergedRank - 1] == isReduced) {
-      sizes[mergedRank - 1] *= dims[d];
-      mergedStrides[mergedRank - 1] = strides[d];
-      continue;
-    }
-    sizes[mergedRank] = dims[d];
-    mergedStrides[mergedRank] = strides[d];
-    reduced[mergedRank++] = isReduced;
-  }
-  if (mergedRank == 0) {
-    // One element: reduce over a size-1 dimension.
-    mergedRank = 1, sizes[0] = 1, mergedStrides[0] = 1, reduced[0] = true;
-  }
+  // The dimensions that matter, merged as the CPU kernel merges them.
+  mergeReduceDims(shape, l);
+  const int64_t mergedRank = l.rank;
+  const int64_t *sizes = l.sizes, *mergedStrides = l.strides;
+  const bool *reduced = l.reduced;
   for (int64_t d = 0; d < mergedRank; ++d) {
     if (reduced[d]) {
       p.reducedSizes[p.reducedRank] = sizes[d];
@@ -292,30 +165,13 @@ weft_rt_status weft::rt::cuda::planArgReduce(weft_rt_context *ctx,
                                              ArgReducePlan *plan) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "arg_reduce: parameter block is NULL");
-  ParamReader r(params);
+  ArgReduceShape shape;
+  WEFT_RT_TRY(parseArgReduce(ctx, params, shape));
   ArgReducePlan p;
-  p.dtype = r.next(), p.kind = r.next();
-  p.outer = r.next(), p.axis = r.next(), p.inner = r.next();
-  int64_t selectLast = r.next();
-  WEFT_RT_TRY(
-      checkDtype(ctx, "arg_reduce", p.dtype, kNumericDtypes | kByteDtypes));
-  WEFT_RT_REQUIRE(ctx, p.kind == 0 || p.kind == 1,
-                  "arg_reduce: kind %lld is neither 0 (argmax) nor 1 "
-                  "(argmin)",
-                  (long long)p.kind);
-  WEFT_RT_REQUIRE(ctx, selectLast == 0 || selectLast == 1,
-                  "arg_reduce: select_last_index is %lld, not 0 or 1",
-                  (long long)selectLast);
-  p.selectLast = selectLast == 1;
-  const int64_t factors[] = {p.outer, p.axis, p.inner};
-  int64_t count;
-  WEFT_RT_REQUIRE(ctx,
-                  checkedProduct(factors, 3, count) &&
-                      checkedMul(p.outer, p.inner, p.count),
-                  "arg_reduce: outer=%lld, axis=%lld, inner=%lld are "
-                  "negative or overflow",
-                  (long long)p.outer, (long long)p.axis, (long long)p.inner);
+  p.dtype = shape.dtype, p.kind = shape.kind;
+  p.outer = shape.outer, p.axis = shape.axis, p.inner = shape.inner;
+  p.count = shape.outCount;
+  p.selectLast = shape.selectLast;
   *plan = p;
   if (p.count == 0)
     return WEFT_RT_OK;
@@ -352,23 +208,11 @@ weft_rt_status weft::rt::cuda::planTranspose(weft_rt_context *ctx,
   static const char *const kernel = "transpose";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "transpose: parameter block is NULL");
-  ParamReader r(params);
+  TransposeShape shape;
+  WEFT_RT_TRY(parseTranspose(ctx, params, shape));
   TransposePlan p;
-  int64_t rank;
-  p.elementBytes = r.next(), rank = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  const int64_t *dims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, dims, &p.count, "input dims"));
-  const int64_t *perm = r.array(rank);
-  bool seen[kMaxRank] = {};
-  for (int64_t i = 0; i < rank; ++i) {
-    WEFT_RT_REQUIRE(ctx, perm[i] >= 0 && perm[i] < rank && !seen[perm[i]],
-                    "transpose: perm[%lld] = %lld does not make a "
-                    "permutation of %lld dimensions",
-                    (long long)i, (long long)perm[i], (long long)rank);
-    seen[perm[i]] = true;
-  }
+  p.elementBytes = shape.elementBytes, p.count = shape.count;
+  const int64_t rank = shape.rank, *dims = shape.dims, *perm = shape.perm;
   *plan = p;
   if (p.count == 0)
     return WEFT_RT_OK;
@@ -417,32 +261,13 @@ weft_rt_status weft::rt::cuda::planSlice(weft_rt_context *ctx,
   static const char *const kernel = "slice";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "slice: parameter block is NULL");
-  ParamReader r(params);
+  SliceShape shape;
+  WEFT_RT_TRY(parseSlice(ctx, params, shape));
   SlicePlan p;
-  int64_t rank;
-  p.elementBytes = r.next(), rank = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  const int64_t *inDims = nullptr, *outDims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, outDims, &p.count, "output dims"));
-  const int64_t *starts = r.array(rank), *steps = r.array(rank);
-  for (int64_t d = 0; d < rank; ++d) {
-    WEFT_RT_REQUIRE(ctx, steps[d] != 0, "slice: step of dimension %lld is 0",
-                    (long long)d);
-    if (outDims[d] == 0)
-      continue;
-    int64_t span, last;
-    bool inRange = starts[d] >= 0 && starts[d] < inDims[d] &&
-                   !__builtin_mul_overflow(outDims[d] - 1, steps[d], &span) &&
-                   !__builtin_add_overflow(starts[d], span, &last) &&
-                   last >= 0 && last < inDims[d];
-    WEFT_RT_REQUIRE(ctx, inRange,
-                    "slice: dimension %lld reads %lld elements from %lld with "
-                    "step %lld, outside its size %lld",
-                    (long long)d, (long long)outDims[d], (long long)starts[d],
-                    (long long)steps[d], (long long)inDims[d]);
-  }
+  p.elementBytes = shape.elementBytes, p.count = shape.outCount;
+  const int64_t rank = shape.rank, *inDims = shape.inDims;
+  const int64_t *outDims = shape.outDims, *starts = shape.starts,
+                *steps = shape.steps;
   *plan = p;
   if (p.count == 0)
     return WEFT_RT_OK;
@@ -461,11 +286,6 @@ weft_rt_status weft::rt::cuda::planSlice(weft_rt_context *ctx,
   return WEFT_RT_OK;
 }
 
-namespace {
-enum PadMode : int64_t { kConstant = 0, kReflect, kEdge, kWrap };
-const char *const kPadModes[] = {"constant", "reflect", "edge", "wrap"};
-} // namespace
-
 weft_rt_status weft::rt::cuda::planPad(weft_rt_context *ctx,
                                        const int64_t *params, const void *input,
                                        const void *value, const void *out,
@@ -473,40 +293,18 @@ weft_rt_status weft::rt::cuda::planPad(weft_rt_context *ctx,
   static const char *const kernel = "pad";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "pad: parameter block is NULL");
-  ParamReader r(params);
+  PadShape shape;
+  WEFT_RT_TRY(parsePad(ctx, params, shape));
   PadPlan p;
-  int64_t rank;
-  p.elementBytes = r.next(), p.mode = r.next(), rank = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  WEFT_RT_REQUIRE(ctx, p.mode >= kConstant && p.mode <= kWrap,
-                  "pad: mode %lld is not 0 (constant), 1 (reflect), 2 (edge) "
-                  "or 3 (wrap)",
-                  (long long)p.mode);
-  const int64_t *inDims = nullptr;
-  int64_t inCount = 0;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, &inCount, "input dims"));
-  const int64_t *pads = r.array(2 * rank);
+  p.elementBytes = shape.elementBytes, p.mode = shape.mode;
+  p.count = shape.outCount;
+  const int64_t rank = shape.rank, *inDims = shape.inDims;
+  const int64_t inCount = shape.inCount;
   p.rank = static_cast<int32_t>(rank);
-  p.count = 1;
   for (int64_t d = 0; d < rank; ++d) {
-    int64_t size;
-    bool fits = !__builtin_add_overflow(inDims[d], pads[d], &size) &&
-                !__builtin_add_overflow(size, pads[rank + d], &size) &&
-                size >= 0;
-    WEFT_RT_REQUIRE(ctx, fits,
-                    "pad: dimension %lld of size %lld padded by %lld and %lld "
-                    "has a negative or overflowing size",
-                    (long long)d, (long long)inDims[d], (long long)pads[d],
-                    (long long)pads[rank + d]);
-    p.outDims[d] = size;
+    p.outDims[d] = shape.outDims[d];
     p.inDims[d] = inDims[d];
-    p.before[d] = pads[d];
-    WEFT_RT_REQUIRE(ctx, checkedMul(p.count, size, p.count),
-                    "pad: the output size overflows");
-    WEFT_RT_REQUIRE(ctx, p.mode == kConstant || inDims[d] > 0 || size == 0,
-                    "pad: %s mode cannot pad dimension %lld, which is empty",
-                    kPadModes[p.mode], (long long)d);
+    p.before[d] = shape.pads[d];
   }
   rowMajorStrides(inDims, rank, p.inStrides);
   *plan = p;
@@ -527,26 +325,14 @@ weft_rt_status weft::rt::cuda::planTile(weft_rt_context *ctx,
   static const char *const kernel = "tile";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "tile: parameter block is NULL");
-  ParamReader r(params);
+  TileShape shape;
+  WEFT_RT_TRY(parseTile(ctx, params, shape));
   TilePlan p;
-  int64_t rank;
-  p.elementBytes = r.next(), rank = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  const int64_t *inDims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
-  const int64_t *repeats = r.array(rank);
+  p.elementBytes = shape.elementBytes, p.count = shape.outCount;
+  const int64_t rank = shape.rank, *inDims = shape.inDims;
   p.rank = static_cast<int32_t>(rank);
-  p.count = 1;
-  for (int64_t d = 0; d < rank; ++d) {
-    WEFT_RT_REQUIRE(ctx,
-                    checkedMul(inDims[d], repeats[d], p.outDims[d]) &&
-                        checkedMul(p.count, p.outDims[d], p.count),
-                    "tile: repeats[%lld] = %lld is negative or the output "
-                    "size overflows",
-                    (long long)d, (long long)repeats[d]);
-    p.inDims[d] = inDims[d];
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    p.inDims[d] = inDims[d], p.outDims[d] = shape.outDims[d];
   rowMajorStrides(inDims, rank, p.inStrides);
   *plan = p;
   if (p.count == 0)
@@ -561,38 +347,19 @@ weft_rt_status weft::rt::cuda::planTrilu(weft_rt_context *ctx,
   static const char *const kernel = "trilu";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "trilu: parameter block is NULL");
-  ParamReader r(params);
+  TriluShape shape;
+  WEFT_RT_TRY(parseTrilu(ctx, params, shape));
   TriluPlan p;
-  p.elementBytes = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  const int64_t *dims = nullptr;
-  WEFT_RT_TRY(
-      readDims(ctx, kernel, r, 3, dims, &p.count, "batch, rows and cols"));
-  int64_t k = r.next(), upper = r.next();
-  WEFT_RT_REQUIRE(ctx, upper == 0 || upper == 1,
-                  "trilu: upper is %lld, not 0 or 1", (long long)upper);
-  p.batch = dims[0], p.rows = dims[1], p.cols = dims[2];
-  p.upper = upper == 1;
+  p.elementBytes = shape.elementBytes, p.count = shape.count;
+  p.batch = shape.dims[0], p.rows = shape.dims[1], p.cols = shape.dims[2];
+  p.upper = shape.upper;
   // j - i spans [-(rows - 1), cols - 1]; clamping keeps i + k from
   // overflowing without changing which elements are kept.
-  p.k = std::clamp<int64_t>(k, -p.rows, p.cols);
+  p.k = std::clamp<int64_t>(shape.k, -p.rows, p.cols);
   *plan = p;
   if (p.count == 0)
     return WEFT_RT_OK;
   return requireMovementBuffers(ctx, kernel, input, out, p.elementBytes);
-}
-
-/// Fails unless `dtype` is i32 or i64 (the CPU kernels' words).
-static weft_rt_status checkIndexDtype(weft_rt_context *ctx, const char *kernel,
-                                      int64_t dtype) {
-  if (dtype == WEFT_RT_I32 || dtype == WEFT_RT_I64)
-    return WEFT_RT_OK;
-  return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                      "%s: index dtype %s (code %lld) is not i32 or i64",
-                      kernel,
-                      weft_rt_dtype_name(static_cast<weft_rt_dtype>(dtype)),
-                      static_cast<long long>(dtype));
 }
 
 weft_rt_status weft::rt::cuda::planGather(weft_rt_context *ctx,
@@ -603,26 +370,14 @@ weft_rt_status weft::rt::cuda::planGather(weft_rt_context *ctx,
   static const char *const kernel = "gather";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "gather: parameter block is NULL");
-  ParamReader r(params);
+  GatherShape shape;
+  WEFT_RT_TRY(parseGather(ctx, params, shape));
   GatherPlan p;
-  int64_t indexDtype;
-  p.elementBytes = r.next(), indexDtype = r.next();
-  p.outer = r.next(), p.axis = r.next(), p.inner = r.next();
-  p.indexCount = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  WEFT_RT_TRY(checkIndexDtype(ctx, kernel, indexDtype));
-  p.wideIndices = indexDtype == WEFT_RT_I64;
-  const int64_t inFactors[] = {p.outer, p.axis, p.inner};
-  const int64_t outFactors[] = {p.outer, p.indexCount, p.inner, p.elementBytes};
-  int64_t inCount, outBytes;
-  WEFT_RT_REQUIRE(ctx,
-                  checkedProduct(inFactors, 3, inCount) &&
-                      checkedProduct(outFactors, 4, outBytes),
-                  "gather: outer=%lld, axis=%lld, inner=%lld, count=%lld "
-                  "are negative or overflow",
-                  (long long)p.outer, (long long)p.axis, (long long)p.inner,
-                  (long long)p.indexCount);
+  p.elementBytes = shape.elementBytes;
+  p.outer = shape.outer, p.axis = shape.axis, p.inner = shape.inner;
+  p.indexCount = shape.count;
+  p.wideIndices = shape.wideIndices;
+  const int64_t outBytes = shape.outBytes;
   if (p.indexCount > 0)
     WEFT_RT_TRY(requireBuffer(ctx, kernel, indices, "indices"));
   WEFT_RT_TRY(
@@ -641,28 +396,14 @@ weft::rt::cuda::planGatherElements(weft_rt_context *ctx, const int64_t *params,
   static const char *const kernel = "gather_elements";
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "gather_elements: parameter block is NULL");
-  ParamReader r(params);
+  GatherElementsShape shape;
+  WEFT_RT_TRY(parseGatherElements(ctx, params, shape));
   GatherElementsPlan p;
-  int64_t indexDtype, rank;
-  p.elementBytes = r.next(), indexDtype = r.next();
-  rank = r.next(), p.axis = r.next();
-  WEFT_RT_TRY(checkElementSize(ctx, kernel, p.elementBytes));
-  WEFT_RT_TRY(checkIndexDtype(ctx, kernel, indexDtype));
-  p.wideIndices = indexDtype == WEFT_RT_I64;
-  const int64_t *inDims = nullptr, *indexDims = nullptr;
-  WEFT_RT_TRY(readDims(ctx, kernel, r, rank, inDims, nullptr, "input dims"));
-  WEFT_RT_TRY(
-      readDims(ctx, kernel, r, rank, indexDims, &p.count, "index dims"));
-  WEFT_RT_REQUIRE(ctx, p.axis >= 0 && p.axis < rank,
-                  "gather_elements: axis %lld is not in [0, %lld)",
-                  (long long)p.axis, (long long)rank);
-  for (int64_t d = 0; d < rank; ++d)
-    WEFT_RT_REQUIRE(ctx, d == p.axis || indexDims[d] <= inDims[d],
-                    "gather_elements: indices have %lld entries along "
-                    "dimension %lld, the input only %lld",
-                    (long long)indexDims[d], (long long)d,
-                    (long long)inDims[d]);
+  p.elementBytes = shape.elementBytes, p.axis = shape.axis;
+  p.count = shape.count;
+  p.wideIndices = shape.wideIndices;
+  const int64_t rank = shape.rank, *inDims = shape.inDims,
+                *indexDims = shape.indexDims;
   p.rank = static_cast<int32_t>(rank);
   for (int64_t d = 0; d < rank; ++d)
     p.inDims[d] = inDims[d], p.indexDims[d] = indexDims[d];
@@ -682,33 +423,15 @@ weft_rt_status weft::rt::cuda::planCopy2d(weft_rt_context *ctx,
                                           Copy2dPlan *plan) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
-  WEFT_RT_REQUIRE(ctx, params, "copy2d: parameter block is NULL");
-  ParamReader r(params);
+  Copy2dShape shape;
+  WEFT_RT_TRY(parseCopy2d(ctx, params, shape));
   Copy2dPlan p;
-  p.rows = r.next(), p.rowBytes = r.next();
-  p.srcOffset = r.next(), p.srcStride = r.next();
-  p.dstOffset = r.next(), p.dstStride = r.next();
-  WEFT_RT_REQUIRE(ctx,
-                  p.rows >= 0 && p.rowBytes >= 0 && p.srcOffset >= 0 &&
-                      p.srcStride >= 0 && p.dstOffset >= 0 && p.dstStride >= 0,
-                  "copy2d: negative rows, row bytes, offsets or strides");
+  p.rows = shape.rows, p.rowBytes = shape.rowBytes;
+  p.srcOffset = shape.srcOffset, p.srcStride = shape.srcStride;
+  p.dstOffset = shape.dstOffset, p.dstStride = shape.dstStride;
   *plan = p;
-  if (p.rows == 0 || p.rowBytes == 0)
+  if (shape.empty())
     return WEFT_RT_OK;
-  int64_t srcEnd, dstEnd;
-  WEFT_RT_REQUIRE(
-      ctx,
-      checkedMul(p.rows - 1, p.srcStride, srcEnd) &&
-          !__builtin_add_overflow(srcEnd, p.srcOffset + p.rowBytes, &srcEnd) &&
-          checkedMul(p.rows - 1, p.dstStride, dstEnd) &&
-          !__builtin_add_overflow(dstEnd, p.dstOffset + p.rowBytes, &dstEnd),
-      "copy2d: offsets overflow");
-  WEFT_RT_REQUIRE(
-      ctx,
-      p.rows == 1 || (p.srcStride >= p.rowBytes && p.dstStride >= p.rowBytes),
-      "copy2d: strides %lld and %lld are shorter than the rows "
-      "(%lld bytes)",
-      (long long)p.srcStride, (long long)p.dstStride, (long long)p.rowBytes);
   WEFT_RT_TRY(requireBuffer(ctx, "copy2d", src, "src"));
   WEFT_RT_TRY(requireBuffer(ctx, "copy2d", dst, "dst"));
   p.count = p.rows * p.rowBytes;
