@@ -63,6 +63,8 @@ class CudaBackend final : public DeviceBackend {
 public:
   weft_rt_status create(weft_rt_model *model);
   weft_rt_status run(weft_rt_model *model) override;
+  /// The GPU, its memory and the weights: what every rank sets up alone.
+  weft_rt_status setUpDevice(weft_rt_model *model);
 
   ~CudaBackend() override {
     // Nothing may still run when the communicators and memory go.
@@ -97,12 +99,30 @@ weft_rt_status CudaBackend::create(weft_rt_model *model) {
                         "before the model is created (launch it with "
                         "weft-run or mpirun)",
                         static_cast<long long>(signature.meshDevices));
+  weft_rt_status status = setUpDevice(model);
+  if (!inMesh)
+    return status;
+  // Every rank takes part, also one that failed: the others learn of it.
+  weft_rt_status meshStatus = ncclMeshFactory(
+      ctx, ctx->comm, state ? state->stream.get() : nullptr, status, &nccl);
+  if (meshStatus != WEFT_RT_OK)
+    return meshStatus;
+  state->nccl = nccl.get();
+  return WEFT_RT_OK;
+}
+
+weft_rt_status CudaBackend::setUpDevice(weft_rt_model *model) {
+  weft_rt_context *ctx = model->ctx;
+  const ProgramSignature &signature = model->signature;
   int ordinal = 0;
   if (weft_rt_status status = chooseOrdinal(ctx, &ordinal))
     return status;
   if (weft_rt_status status =
           createDeviceState(ctx, ordinal, signature.gpuArchitectures,
                             kDefaultWorkspaceBytes, &state))
+    return status;
+  // The program's own kernels, now that the device is chosen.
+  if (weft_rt_status status = loadGpuModules(ctx, state->info))
     return status;
   if (weft_rt_status status =
           arena.allocate(ctx, static_cast<size_t>(signature.arenaBytes)))
@@ -111,15 +131,8 @@ weft_rt_status CudaBackend::create(weft_rt_model *model) {
   if (weft_rt_status status = weights.allocate(ctx, weightBytes))
     return status;
   if (weightBytes > 0)
-    if (weft_rt_status status = weights.copyToDevice(
-            ctx, state->stream, 0, model->weights, weightBytes, "the weights"))
-      return status;
-  if (inMesh) {
-    if (weft_rt_status status =
-            ncclMeshFactory(ctx, ctx->comm, state->stream.get(), &nccl))
-      return status;
-    state->nccl = nccl.get();
-  }
+    return weights.copyToDevice(ctx, state->stream, 0, model->weights,
+                                weightBytes, "the weights");
   return WEFT_RT_OK;
 }
 
