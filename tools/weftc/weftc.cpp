@@ -249,6 +249,41 @@ static LogicalResult parseGpuArchs(StringRef text, std::vector<int> &archs,
   return success();
 }
 
+/// Fills `pm` with the code generation pipeline of --target for one device
+/// program; for cuda, first records on `device` the weights' size (GPU
+/// constants go after them, into `constantsPath`) and the architectures.
+/// `stopAtBuffers` stops after memory planning (CPU) or at gpu.launch ops
+/// (cuda), what --emit=mlir shows.
+static void buildDevicePipeline(PassManager &pm, ModuleOp device,
+                                int64_t weightsBytes,
+                                const std::vector<int> &gpuArchs,
+                                StringRef constantsPath, bool stopAtBuffers) {
+  if (targetName != "cuda") {
+    CpuCodegenPipelineOptions options;
+    options.reportMemory = reportMemory;
+    if (stopAtBuffers)
+      buildCpuBufferizationPipeline(pm, options);
+    else
+      buildCpuCodegenPipeline(pm, options);
+    return;
+  }
+  Builder attrs(device.getContext());
+  device->setAttr(kWeightsBytesAttr, attrs.getI64IntegerAttr(weightsBytes));
+  if (!gpuEmulate)
+    device->setAttr(kGpuArchsAttr,
+                    attrs.getDenseI32ArrayAttr(SmallVector<int32_t>(
+                        gpuArchs.begin(), gpuArchs.end())));
+  CudaCodegenPipelineOptions options;
+  options.emulateOnCpu = gpuEmulate;
+  options.reportMemory = reportMemory;
+  options.constantsFile = constantsPath.str();
+  options.gpuArchs = gpuArchs;
+  if (stopAtBuffers)
+    buildCudaKernelPipeline(pm, options);
+  else
+    buildCudaCodegenPipeline(pm, options);
+}
+
 /// Adds the raw GPU constants file weft-device-constants-to-weights wrote
 /// to the device's weights layout, after the weights it already holds.
 static LogicalResult appendDeviceConstants(ModuleOp module, StringRef file,
@@ -592,25 +627,8 @@ int main(int argc, char **argv) {
       SmallString<256> constantsPath(scratch);
       llvm::sys::path::append(constantsPath,
                               "gpu-constants" + std::to_string(k) + ".bin");
-      if (cuda) {
-        Builder attrs(&context);
-        (*device)->setAttr(kWeightsBytesAttr,
-                           attrs.getI64IntegerAttr(weights.bytes));
-        if (!gpuEmulate)
-          (*device)->setAttr(kGpuArchsAttr,
-                             attrs.getDenseI32ArrayAttr(SmallVector<int32_t>(
-                                 gpuArchs.begin(), gpuArchs.end())));
-        CudaCodegenPipelineOptions options;
-        options.emulateOnCpu = gpuEmulate;
-        options.reportMemory = reportMemory;
-        options.constantsFile = constantsPath.str().str();
-        options.gpuArchs = gpuArchs;
-        buildCudaCodegenPipeline(pm, options);
-      } else {
-        CpuCodegenPipelineOptions options;
-        options.reportMemory = reportMemory;
-        buildCpuCodegenPipeline(pm, options);
-      }
+      buildDevicePipeline(pm, *device, weights.bytes, gpuArchs, constantsPath,
+                          /*stopAtBuffers=*/false);
       if (failed(pm.run(*device)))
         return kExitBadInput;
       if (cuda &&
@@ -735,31 +753,8 @@ int main(int argc, char **argv) {
 
   {
     PassManager pm(&context);
-    if (cuda) {
-      Builder attrs(&context);
-      (*module)->setAttr(kWeightsBytesAttr,
-                         attrs.getI64IntegerAttr(weights.bytes));
-      if (!gpuEmulate)
-        (*module)->setAttr(kGpuArchsAttr,
-                           attrs.getDenseI32ArrayAttr(SmallVector<int32_t>(
-                               gpuArchs.begin(), gpuArchs.end())));
-      CudaCodegenPipelineOptions cudaOptions;
-      cudaOptions.emulateOnCpu = gpuEmulate;
-      cudaOptions.reportMemory = reportMemory;
-      cudaOptions.constantsFile = constantsPath.str().str();
-      cudaOptions.gpuArchs = gpuArchs;
-      if (emitKind == EmitKind::Mlir)
-        buildCudaKernelPipeline(pm, cudaOptions);
-      else
-        buildCudaCodegenPipeline(pm, cudaOptions);
-    } else {
-      CpuCodegenPipelineOptions pipelineOptions;
-      pipelineOptions.reportMemory = reportMemory;
-      if (emitKind == EmitKind::Mlir)
-        buildCpuBufferizationPipeline(pm, pipelineOptions);
-      else
-        buildCpuCodegenPipeline(pm, pipelineOptions);
-    }
+    buildDevicePipeline(pm, *module, weights.bytes, gpuArchs, constantsPath,
+                        /*stopAtBuffers=*/emitKind == EmitKind::Mlir);
     if (failed(pm.run(*module)))
       return kExitBadInput;
   }
