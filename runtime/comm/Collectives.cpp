@@ -11,6 +11,7 @@
 
 #include "comm/CollectiveParams.h"
 #include "comm/Comm.h"
+#include "comm/Wait.h"
 #include "core/Context.h"
 
 #include <algorithm>
@@ -397,7 +398,9 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
                                const void *in, void *out) {
   weft_rt_comm &comm = *ctx->comm;
   const char *name = collectiveKindName(c.kind);
-  MPI_Comm group = comm.groups[c.mask];
+  MPI_Comm group = MPI_COMM_NULL;
+  if (weft_rt_status status = groupComm(ctx, comm, c.mask, group))
+    return status;
   MPI_Datatype type = mpiType(c.dtype);
   size_t eb = c.elemBytes;
   auto *dst = static_cast<uint8_t *>(out);
@@ -410,8 +413,10 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
       int n = static_cast<int>(std::min<int64_t>(c.count - done, INT_MAX));
       const void *send =
           in == out ? MPI_IN_PLACE : static_cast<const void *>(src + done * eb);
-      WEFT_MPI_CHECK(ctx,
-                     MPI_Allreduce(send, dst + done * eb, n, type, op, group));
+      MPI_Request request;
+      WEFT_MPI_CHECK(ctx, MPI_Iallreduce(send, dst + done * eb, n, type, op,
+                                         group, &request));
+      WEFT_MPI_CHECK(ctx, waitFor(&request));
     }
     return WEFT_RT_OK;
   }
@@ -475,9 +480,11 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
         return weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
                             "weft_rt_collective %s: out of memory", name);
     }
-    WEFT_MPI_CHECK(ctx,
-                   MPI_Allgatherv(in, static_cast<int>(c.inElements), type,
-                                  recv, recvCounts, recvDispls, type, group));
+    MPI_Request request;
+    WEFT_MPI_CHECK(ctx, MPI_Iallgatherv(in, static_cast<int>(c.inElements),
+                                        type, recv, recvCounts, recvDispls,
+                                        type, group, &request));
+    WEFT_MPI_CHECK(ctx, waitFor(&request));
     if (direct)
       return WEFT_RT_OK;
     // Packed in group order: member h's block is outer rows of its size.
@@ -516,8 +523,11 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
                  rowElems, c.outer, blockRow, eb);
       at += c.outer * blockRow;
     }
-    WEFT_MPI_CHECK(ctx, MPI_Reduce_scatter(send, dst, recvCounts, type,
-                                           sumOp(comm, c.dtype), group));
+    MPI_Request request;
+    WEFT_MPI_CHECK(ctx, MPI_Ireduce_scatter(send, dst, recvCounts, type,
+                                            sumOp(comm, c.dtype), group,
+                                            &request));
+    WEFT_MPI_CHECK(ctx, waitFor(&request));
     return WEFT_RT_OK;
   }
 
@@ -563,9 +573,11 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
     sendAt += toH;
     recvAt += fromH;
   }
-  WEFT_MPI_CHECK(ctx,
-                 MPI_Alltoallv(sendBuf, sendCounts, sendDispls, type, recvBuf,
-                               recvCounts, recvDispls, type, group));
+  MPI_Request request;
+  WEFT_MPI_CHECK(ctx, MPI_Ialltoallv(sendBuf, sendCounts, sendDispls, type,
+                                     recvBuf, recvCounts, recvDispls, type,
+                                     group, &request));
+  WEFT_MPI_CHECK(ctx, waitFor(&request));
   for (int64_t h = 0; h < p; ++h) {
     int r = 0;
     while (comm.groupRankOf[r] != h)

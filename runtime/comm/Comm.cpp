@@ -1,8 +1,8 @@
 //===- Comm.cpp - MPI communicators of a device mesh ----------------------===//
 //
-// weft_rt_comm_create_mpi splits MPI_COMM_WORLD once into one communicator
-// per subset of mesh axes, so that every collective finds its group ready.
-// It initializes MPI when the process has not (the driver's case) and then
+// weft_rt_comm_create_mpi duplicates MPI_COMM_WORLD for the mesh; the
+// communicator of a subset of mesh axes is split from it when a collective
+// first needs it (groupComm). It initializes MPI when the process has not (the driver's case) and then
 // finalizes it with the last communicator.
 //
 //===----------------------------------------------------------------------===//
@@ -119,26 +119,40 @@ static weft_rt_status setUp(weft_rt_context *ctx, weft_rt_comm &comm) {
     comm.coords[a] = rest % dims[a];
     rest /= dims[a];
   }
+  // Sub-communicators are split when a collective first needs them
+  // (groupComm): a mesh of 8 axes has 255 subsets, and a program uses few.
   comm.groups.assign(size_t(1) << numAxes, MPI_COMM_NULL);
-  for (size_t mask = 1; mask < comm.groups.size(); ++mask) {
-    // Same color: same coordinates off the group's axes. The key orders a
-    // group by its coordinates on its axes, ascending axis most significant.
-    int64_t color = 0, key = 0;
-    for (size_t a = 0; a < numAxes; ++a) {
-      if (mask & (size_t(1) << a))
-        key = key * dims[a] + comm.coords[a];
-      else
-        color = color * dims[a] + comm.coords[a];
-    }
-    WEFT_MPI_CHECK(ctx,
-                   MPI_Comm_split(comm.world, static_cast<int>(color),
-                                  static_cast<int>(key), &comm.groups[mask]));
-    WEFT_MPI_CHECK(
-        ctx, MPI_Comm_set_errhandler(comm.groups[mask], MPI_ERRORS_RETURN));
-  }
   WEFT_MPI_CHECK(ctx, MPI_Op_create(sumHalves, /*commute=*/1, &comm.halfSum));
   WEFT_MPI_CHECK(ctx,
                  MPI_Op_create(sumBfloat16s, /*commute=*/1, &comm.bfloat16Sum));
+  return WEFT_RT_OK;
+}
+
+weft_rt_status weft::rt::groupComm(weft_rt_context *ctx, weft_rt_comm &comm,
+                                   size_t mask, MPI_Comm &out) {
+  if (mask == 0 || mask >= comm.groups.size())
+    return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
+                        "no mesh axis group %zu in a mesh of %zu axes", mask,
+                        comm.dims.size());
+  MPI_Comm &group = comm.groups[mask];
+  if (group == MPI_COMM_NULL) {
+    // Every rank runs the same program, so every rank reaches its first
+    // collective over these axes together and the split (a collective over
+    // the world) pairs up. Same color: same coordinates off the group's
+    // axes. The key orders a group by its coordinates on its axes,
+    // ascending axis most significant.
+    int64_t color = 0, key = 0;
+    for (size_t a = 0; a < comm.dims.size(); ++a) {
+      if (mask & (size_t(1) << a))
+        key = key * comm.dims[a] + comm.coords[a];
+      else
+        color = color * comm.dims[a] + comm.coords[a];
+    }
+    WEFT_MPI_CHECK(ctx, MPI_Comm_split(comm.world, static_cast<int>(color),
+                                       static_cast<int>(key), &group));
+    WEFT_MPI_CHECK(ctx, MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN));
+  }
+  out = group;
   return WEFT_RT_OK;
 }
 

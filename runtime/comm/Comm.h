@@ -1,7 +1,7 @@
 //===- Comm.h - The mesh communicator's insides -----------------*- C++ -*-===//
 //
-// What weft_rt_comm holds: the mesh shape, this rank's coordinates, one MPI
-// communicator per subset of mesh axes, and the scratch buffers that
+// What weft_rt_comm holds: the mesh shape, this rank's coordinates, the MPI
+// communicators of the subsets of mesh axes that collectives used, and the scratch buffers that
 // collectives reuse. Private to the runtime.
 //
 //===----------------------------------------------------------------------===//
@@ -52,6 +52,11 @@ weft_rt_status mpiFail(weft_rt_context *ctx, int code, const char *call,
 weft_rt_status checkMeshComm(weft_rt_context *ctx,
                              const std::vector<int64_t> &mesh);
 
+/// The communicator of the mesh axes in bitmask `mask` (see
+/// weft_rt_comm::groups), split from the world on first use.
+weft_rt_status groupComm(weft_rt_context *ctx, weft_rt_comm &comm,
+                         size_t mask, MPI_Comm &out);
+
 /// MPI user operations (MPI_User_function) that sum IEEE halves and
 /// bfloat16s: each pair is added in f32 and rounded to nearest even.
 void sumHalves(void *in, void *inout, int *length, MPI_Datatype *type);
@@ -83,7 +88,8 @@ struct weft_rt_comm {
   MPI_Comm world = MPI_COMM_NULL;
   /// groups[mask]: the devices that share every coordinate outside the axes
   /// of bitmask `mask`, ranked by the mixed-radix number of their
-  /// coordinates on those axes in ascending axis order. groups[0] is unused.
+  /// coordinates on those axes in ascending axis order; MPI_COMM_NULL until
+  /// groupComm first needs it. groups[0] is unused.
   std::vector<MPI_Comm> groups;
   /// Sums of f16 and bf16 (MPI has no such types): user operations.
   MPI_Op halfSum = MPI_OP_NULL;
