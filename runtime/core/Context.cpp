@@ -9,6 +9,7 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdarg>
 #include <cstdio>
@@ -162,7 +163,10 @@ weft_rt_status weft_rt_fail(weft_rt_context *ctx, weft_rt_status status,
 }
 
 void weft_rt_op_begin(weft_rt_context *ctx, int64_t op_id) {
-  if (!ctx || !ctx->profiling)
+  if (!ctx)
+    return;
+  ctx->currentOp.store(op_id, std::memory_order_relaxed);
+  if (!ctx->profiling)
     return;
   // On a GPU, the op begins when the work before it has ended.
   if (ctx->waitForDevice)
@@ -178,4 +182,30 @@ void weft_rt_op_end(weft_rt_context *ctx, int64_t op_id) {
   ProfileEvent &last = ctx->events.back();
   if (last.opId == op_id && last.durationUs == 0.0)
     last.durationUs = nowMicroseconds() - last.startUs;
+}
+
+weft_rt_status weft_rt_context_add_health_check(weft_rt_context *ctx,
+                                                weft_rt_health_check_fn check,
+                                                weft_rt_health_abort_fn abort,
+                                                void *user) {
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  if (!check)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "weft_rt_context_add_health_check: check is NULL");
+  std::lock_guard<std::mutex> lock(ctx->healthChecksMutex);
+  ctx->healthChecks.push_back({check, abort, user});
+  return WEFT_RT_OK;
+}
+
+void weft_rt_context_remove_health_checks(weft_rt_context *ctx, void *user) {
+  if (!ctx)
+    return;
+  std::lock_guard<std::mutex> lock(ctx->healthChecksMutex);
+  auto &checks = ctx->healthChecks;
+  checks.erase(std::remove_if(checks.begin(), checks.end(),
+                              [&](const weft::rt::HealthCheck &c) {
+                                return c.user == user;
+                              }),
+               checks.end());
 }

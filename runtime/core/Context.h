@@ -9,7 +9,9 @@
 
 #include "weft_rt.h"
 
+#include <atomic>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -27,6 +29,13 @@ struct ProfileEvent {
 /// packed weight), owned by the context.
 struct CachedKernel {
   virtual ~CachedKernel() = default;
+};
+
+/// A backend's health check (weft_rt_context_add_health_check).
+struct HealthCheck {
+  weft_rt_health_check_fn check;
+  weft_rt_health_abort_fn abort;
+  void *user;
 };
 
 /// Microseconds on a monotonic clock.
@@ -54,6 +63,12 @@ struct weft_rt_context {
   /// kernels run after their launch returns, so a profiled op's time is
   /// taken from its begin to the end of its work: op hooks call this.
   void (*waitForDevice)(void *deviceState) = nullptr;
+  /// The op that weft_rt_op_begin last began (-1: none yet), read by the
+  /// failure detector's thread.
+  std::atomic<int64_t> currentOp{-1};
+  /// The backends' health checks, run by the failure detector's thread.
+  std::mutex healthChecksMutex;
+  std::vector<weft::rt::HealthCheck> healthChecks;
 };
 
 #endif // WEFT_RUNTIME_CORE_CONTEXT_H

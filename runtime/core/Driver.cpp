@@ -10,6 +10,7 @@
 
 #include "Driver.h"
 #include "Context.h"
+#include "FailureDetector.h"
 #include "Model.h"
 #include "comm/Comm.h"
 
@@ -20,6 +21,8 @@
 #include <climits>
 #include <cstring>
 #include <map>
+#include <memory>
+#include <thread>
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -35,11 +38,16 @@ public:
          const MeshSupport *mesh)
       : program(program), exeName(std::move(exeName)), mesh(mesh) {}
   ~Driver() {
+    // The launcher keeps hearing from this rank until MPI is finalized: a
+    // peer that dies now still leaves this one waiting in a collective.
     weft_rt_model_destroy(model);
     weft_rt_context_set_comm(ctx, nullptr);
     // Finalizes MPI: every rank gets here, with the same exit code.
     if (comm)
       mesh->destroyComm(comm);
+    if (detector)
+      detector->stop();
+    detector.reset();
     weft_rt_context_destroy(ctx);
   }
 
@@ -106,6 +114,9 @@ private:
   std::string defaultWeightsPath(const char *argv0) const;
   int checkLaunch();
   int createContext();
+  int startDetector();
+  std::string describeActivity() const;
+  void enterPhase(int phase);
   int createComm();
   int createModel(const char *argv0);
   int loadTensors(std::vector<LoadedTensor> &expected);
@@ -130,6 +141,24 @@ private:
   int rank = 0;
   /// The message of a failure on this rank, kept for agree().
   std::string pending;
+  /// Heartbeats to weft-run and the backends' health checks.
+  std::unique_ptr<FailureDetector> detector;
+  /// What the main thread does, for heartbeats (Phase), and which run.
+  std::atomic<int> phase{0};
+  std::atomic<int64_t> runIndex{0};
+  /// On rank 0 of a mesh: each rank's thread count, for --bench.
+  std::vector<int> threadsByRank;
+};
+
+/// The driver's phases, as heartbeats name them.
+enum Phase {
+  kStarting,
+  kJoiningMesh,
+  kLoading,
+  kAgreeing,
+  kAtBarrier,
+  kRunning,
+  kFinishing,
 };
 
 } // namespace
@@ -182,6 +211,76 @@ int Driver::createContext() {
     status = weft_rt_context_set_num_threads(ctx, options.threads);
     if (status != WEFT_RT_OK)
       return failStatus(status, "--threads: ");
+  }
+  return kExitOk;
+}
+
+void Driver::enterPhase(int next) {
+  phase.store(next, std::memory_order_relaxed);
+  if (detector)
+    detector->beatNow();
+}
+
+/// One line for the launcher: what this rank does now. Reads only atomics
+/// and the signature, which the main thread no longer changes.
+std::string Driver::describeActivity() const {
+  std::string run = "run " + std::to_string(runIndex.load());
+  switch (phase.load(std::memory_order_relaxed)) {
+  case kStarting:
+    return "starting";
+  case kJoiningMesh:
+    return "joining the mesh (MPI start-up)";
+  case kLoading:
+    return "loading the weights and inputs";
+  case kAgreeing:
+    return "agreeing with the other ranks on the outcome";
+  case kAtBarrier:
+    return "waiting for the other ranks before " + run;
+  case kFinishing:
+    return "writing the outputs";
+  default:
+    break;
+  }
+  int64_t op = ctx ? ctx->currentOp.load(std::memory_order_relaxed) : -1;
+  if (op < 0 || static_cast<size_t>(op) >= signature.ops.size())
+    return "in " + run;
+  const OpSpec &info = signature.ops[op];
+  return "in " + run + ", op " + std::to_string(op) + " (" + info.kind + " " +
+         info.name + ")";
+}
+
+int Driver::startDetector() {
+  HeartbeatConfig config;
+  std::string error;
+  if (!readHeartbeatConfig(config, error))
+    return fail(error);
+  LaunchInfo launch = readLaunchInfo();
+  int myRank = launch.rank >= 0 ? static_cast<int>(launch.rank) : 0;
+  std::string prefix =
+      exeName + (signature.meshDevices > 1
+                     ? " " + formatRanks({myRank},
+                                         static_cast<int>(signature.meshDevices))
+                     : std::string());
+  // Both end the process from the detector's thread: the main thread may be
+  // blocked in a wait that will never return.
+  auto gone = [prefix](const std::string &message) {
+    // mpirun also gets SIGTERM when weft-run dies, and stops this rank in
+    // order (removing its session folder) if it is given a moment first.
+    std::this_thread::sleep_for(std::chrono::seconds(2));
+    std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), message.c_str());
+    std::fflush(stderr);
+    std::_Exit(kExitPeerFailed);
+  };
+  auto checkFailed = [prefix](const std::string &message) {
+    std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), message.c_str());
+    std::fflush(stderr);
+    std::_Exit(kExitPeerFailed);
+  };
+  detector = std::make_unique<FailureDetector>(
+      ctx, [this] { return describeActivity(); }, gone, checkFailed);
+  if (!detector->start(config, myRank, error)) {
+    detector.reset();
+    return report(kExitPeerFailed, "error: " + error);
   }
   return kExitOk;
 }
@@ -243,10 +342,14 @@ int Driver::runAll() {
   int64_t timed = options.benchRuns ? options.benchRuns : 1;
   timesMs.reserve(static_cast<size_t>(timed));
   for (int64_t run = 0; run < warmup + timed; ++run) {
+    runIndex.store(run, std::memory_order_relaxed);
     // Ranks start each run together, so that a run's time is its own and
     // not another rank's late start.
-    if (comm)
+    if (comm) {
+      phase.store(kAtBarrier, std::memory_order_relaxed);
       mesh->barrier(comm, exeName);
+    }
+    phase.store(kRunning, std::memory_order_relaxed);
     // The profile covers the timed runs only: warm-up runs fault pages in.
     if (run == warmup && !options.profilePath.empty()) {
       weft_rt_model_enable_profile(model);
@@ -276,12 +379,20 @@ void Driver::printBenchmark() {
     mean += t;
   mean /= static_cast<double>(sorted.size());
   auto [median, min] = medianAndMin(sorted);
-  std::printf("bench: %zu runs after %lld warm-up runs, %d threads",
-              sorted.size(), static_cast<long long>(options.warmupRuns),
-              weft_rt_context_num_threads(ctx));
+  std::printf("bench: %zu runs after %lld warm-up runs, ", sorted.size(),
+              static_cast<long long>(options.warmupRuns));
+  // Each rank's own count: a rank launched with another environment shows.
+  bool same = std::all_of(threadsByRank.begin(), threadsByRank.end(),
+                          [&](int n) { return n == threadsByRank[0]; });
+  if (!comm)
+    std::printf("%d threads", weft_rt_context_num_threads(ctx));
+  else if (same)
+    std::printf("%d threads per rank", threadsByRank[0]);
+  else
+    for (size_t r = 0; r < threadsByRank.size(); ++r)
+      std::printf("%s%d", r ? "," : "threads by rank ", threadsByRank[r]);
   if (comm)
-    std::printf(" per rank, %d ranks (a run lasts until the slowest rank "
-                "ends)",
+    std::printf(", %d ranks (a run lasts until the slowest rank ends)",
                 weft_rt_comm_size(comm));
   std::printf("\n");
   std::printf("median %.4f ms  min %.4f ms\n", median, min);
@@ -405,15 +516,20 @@ int Driver::main(int argc, char **argv) {
   }
   if (int code = createContext())
     return code;
+  if (int code = startDetector())
+    return code;
   if (inMesh) {
+    enterPhase(kJoiningMesh);
     if (int code = createComm())
       return code;
   }
+  enterPhase(kLoading);
   // From here on a mesh's ranks agree on every exit.
   std::vector<LoadedTensor> expected;
   int code = createModel(argc > 0 && argv[0] ? argv[0] : "");
   if (code == kExitOk)
     code = loadTensors(expected);
+  enterPhase(kAgreeing);
   if (int agreed = agree(code))
     return agreed;
 
@@ -422,13 +538,21 @@ int Driver::main(int argc, char **argv) {
       mesh->abortMesh(comm, code, exeName, pending);
     return code;
   }
-  if (comm)
+  enterPhase(kFinishing);
+  if (comm) {
     mesh->slowestRankTimes(comm, exeName, timesMs);
-  return agree(finish(expected));
+    threadsByRank = mesh->gatherFromRanks(comm, exeName,
+                                          weft_rt_context_num_threads(ctx));
+  }
+  code = finish(expected);
+  enterPhase(kAgreeing);
+  return agree(code);
 }
 
 int weft::rt::runDriver(const weft_rt_program *program, int argc, char **argv,
                         const MeshSupport *mesh) {
+  if (argc > 0 && argv)
+    applyOpenMpWaitPolicy(argv);
   std::string exeName = argc > 0 && argv[0] ? argv[0] : "weft-program";
   size_t slash = exeName.rfind('/');
   if (slash != std::string::npos)

@@ -116,6 +116,18 @@ struct LaunchInfo {
 };
 LaunchInfo readLaunchInfo();
 
+/// OpenMP threads waiting at a barrier spin this many rounds (about tens of
+/// microseconds), then sleep: a thread that shares its core with another
+/// process must not hold the core its peers need (libgomp's default spins
+/// for milliseconds). weft-run sets the same GOMP_SPINCOUNT for the
+/// programs it starts (tools/weft-run/Launch.cpp).
+inline constexpr const char *kOpenMpSpinCount = "10000";
+
+/// Starts this executable again with GOMP_SPINCOUNT=kOpenMpSpinCount when
+/// neither it nor OMP_WAIT_POLICY is set; returns when it cannot (or need
+/// not). Call first thing in main, before any OpenMP or MPI call.
+void applyOpenMpWaitPolicy(char **argv);
+
 /// "[rank 1/4]", "[ranks 0-3/4]", "[ranks 1,3/4]".
 std::string formatRanks(const std::vector<int> &ranks, int worldSize);
 
@@ -141,6 +153,11 @@ void meshBarrier(weft_rt_comm *comm, const std::string &exeName);
 void slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
                       std::vector<double> &times);
 
+/// On rank 0, every rank's `value` in rank order (empty elsewhere); stops
+/// the job on failure.
+std::vector<int> gatherFromRanks(weft_rt_comm *comm, const std::string &exeName,
+                                 int value);
+
 /// The MPI side of the driver, reached through this table so that an
 /// executable of one device (a GPU package) links no MPI. DriverMesh.cpp
 /// defines kMpiMeshSupport, which weft_rt_driver_main passes.
@@ -155,6 +172,8 @@ struct MeshSupport {
   void (*barrier)(weft_rt_comm *comm, const std::string &exeName);
   void (*slowestRankTimes)(weft_rt_comm *comm, const std::string &exeName,
                            std::vector<double> &times);
+  std::vector<int> (*gatherFromRanks)(weft_rt_comm *comm,
+                                      const std::string &exeName, int value);
 };
 extern const MeshSupport kMpiMeshSupport;
 

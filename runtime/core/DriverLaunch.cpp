@@ -9,6 +9,7 @@
 #include "Driver.h"
 
 #include <cstdlib>
+#include <unistd.h>
 #include <string>
 #include <vector>
 
@@ -68,4 +69,16 @@ std::string weft::rt::rankedPath(const std::string &path, int rank) {
   if (dot == std::string::npos || dot <= nameStart)
     return path + tag;
   return path.substr(0, dot) + tag + path.substr(dot);
+}
+
+void weft::rt::applyOpenMpWaitPolicy(char **argv) {
+  // libgomp reads its wait policy once, when it loads, so setting it now
+  // takes a fresh start of this executable (same pid: a launcher such as
+  // mpirun does not notice). A user's own setting is left alone.
+  if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
+    return;
+  if (setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, /*overwrite=*/0) != 0)
+    return;
+  // On failure, go on with libgomp's default policy.
+  execv("/proc/self/exe", argv);
 }

@@ -10,6 +10,7 @@
 
 #include "Driver.h"
 #include "comm/Comm.h"
+#include "comm/Wait.h"
 
 #include <cstdlib>
 #include <cstring>
@@ -64,9 +65,13 @@ int weft::rt::agreeOnExit(weft_rt_comm *comm, int code,
                           const std::string &exeName,
                           const std::string &message) {
   int agreed = 0;
-  int status = MPI_Allreduce(&code, &agreed, 1, MPI_INT, MPI_MAX, comm->world);
+  MPI_Request request;
+  int status =
+      MPI_Iallreduce(&code, &agreed, 1, MPI_INT, MPI_MAX, comm->world, &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
   if (status != MPI_SUCCESS)
-    abortOnMpiError(comm, exeName, status, "MPI_Allreduce");
+    abortOnMpiError(comm, exeName, status, "MPI_Iallreduce");
   if (agreed == 0)
     return 0;
 
@@ -77,10 +82,12 @@ int weft::rt::agreeOnExit(weft_rt_comm *comm, int code,
   int length = static_cast<int>(mine.size());
   bool root = comm->rank == 0;
   std::vector<int> lengths(root ? comm->size : 0);
-  status = MPI_Gather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
-                      comm->world);
+  status = MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+                       comm->world, &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
   if (status != MPI_SUCCESS)
-    abortOnMpiError(comm, exeName, status, "MPI_Gather");
+    abortOnMpiError(comm, exeName, status, "MPI_Igather");
   std::vector<int> displs(lengths.size());
   int total = 0;
   for (size_t r = 0; r < lengths.size(); ++r) {
@@ -88,10 +95,13 @@ int weft::rt::agreeOnExit(weft_rt_comm *comm, int code,
     total += lengths[r];
   }
   std::string all(static_cast<size_t>(total), '\0');
-  status = MPI_Gatherv(mine.data(), length, MPI_CHAR, all.data(),
-                       lengths.data(), displs.data(), MPI_CHAR, 0, comm->world);
+  status = MPI_Igatherv(mine.data(), length, MPI_CHAR, all.data(),
+                        lengths.data(), displs.data(), MPI_CHAR, 0, comm->world,
+                        &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
   if (status != MPI_SUCCESS)
-    abortOnMpiError(comm, exeName, status, "MPI_Gatherv");
+    abortOnMpiError(comm, exeName, status, "MPI_Igatherv");
   if (!root)
     return agreed;
 
@@ -126,21 +136,41 @@ int weft::rt::agreeOnExit(weft_rt_comm *comm, int code,
 }
 
 void weft::rt::meshBarrier(weft_rt_comm *comm, const std::string &exeName) {
-  int status = MPI_Barrier(comm->world);
+  MPI_Request request;
+  int status = MPI_Ibarrier(comm->world, &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
   if (status != MPI_SUCCESS)
-    abortOnMpiError(comm, exeName, status, "MPI_Barrier");
+    abortOnMpiError(comm, exeName, status, "MPI_Ibarrier");
 }
 
 void weft::rt::slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
                                 std::vector<double> &times) {
   std::vector<double> slowest(times.size());
+  MPI_Request request;
   int status =
-      MPI_Reduce(times.data(), slowest.data(), static_cast<int>(times.size()),
-                 MPI_DOUBLE, MPI_MAX, 0, comm->world);
+      MPI_Ireduce(times.data(), slowest.data(), static_cast<int>(times.size()),
+                  MPI_DOUBLE, MPI_MAX, 0, comm->world, &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
   if (status != MPI_SUCCESS)
-    abortOnMpiError(comm, exeName, status, "MPI_Reduce");
+    abortOnMpiError(comm, exeName, status, "MPI_Ireduce");
   if (comm->rank == 0)
     times = std::move(slowest);
+}
+
+std::vector<int> weft::rt::gatherFromRanks(weft_rt_comm *comm,
+                                           const std::string &exeName,
+                                           int value) {
+  std::vector<int> all(comm->rank == 0 ? comm->size : 0);
+  MPI_Request request;
+  int status = MPI_Igather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, 0,
+                           comm->world, &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "MPI_Igather");
+  return all;
 }
 
 const MeshSupport weft::rt::kMpiMeshSupport = {
@@ -150,6 +180,7 @@ const MeshSupport weft::rt::kMpiMeshSupport = {
     abortMesh,
     meshBarrier,
     slowestRankTimes,
+    gatherFromRanks,
 };
 
 int weft_rt_driver_main(const weft_rt_program *program, int argc, char **argv) {

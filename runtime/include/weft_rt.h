@@ -92,6 +92,32 @@ weft_rt_status weft_rt_fail(weft_rt_context *ctx, weft_rt_status status,
     ;
 
 /*===----------------------------------------------------------------------===*\
+|* Health checks: what the failure detector polls                           *|
+\*===----------------------------------------------------------------------===*/
+
+/// A backend's check of its own device and peers (the CUDA backend's polls
+/// ncclCommGetAsyncError). The failure detector calls it about once per
+/// heartbeat from its own thread: it must not block. It returns 0 while all
+/// is well; otherwise it writes a one-line reason (at most `size` bytes with
+/// the terminating NUL) into `message` and returns non-zero.
+typedef int32_t (*weft_rt_health_check_fn)(void *user, char *message,
+                                           size_t size);
+/// Called once, from the detector's thread, after a check failed: it makes
+/// the program's blocked waits return with an error (ncclCommAbort).
+typedef void (*weft_rt_health_abort_fn)(void *user);
+
+/// Registers a check with the context's failure detector; `abort` may be
+/// NULL. Checks run until weft_rt_context_remove_health_checks(ctx, user)
+/// or the context's destruction.
+weft_rt_status weft_rt_context_add_health_check(weft_rt_context *ctx,
+                                                weft_rt_health_check_fn check,
+                                                weft_rt_health_abort_fn abort,
+                                                void *user);
+/// Removes every check registered with `user`; it is not called after this
+/// returns.
+void weft_rt_context_remove_health_checks(weft_rt_context *ctx, void *user);
+
+/*===----------------------------------------------------------------------===*\
 |* Programs: what weftc generates for one device                            *|
 \*===----------------------------------------------------------------------===*/
 
@@ -134,8 +160,9 @@ typedef struct weft_rt_program {
                  weft_rt_byte_buffer *weights);
 } weft_rt_program;
 
-/// Called by generated code around each op when the context profiles (see
-/// weft_rt_model_enable_profile); cheap no-ops otherwise.
+/// Called by generated code around each op. weft_rt_op_begin records which
+/// op runs (the failure detector reports it); both record times when the
+/// context profiles (see weft_rt_model_enable_profile).
 void weft_rt_op_begin(weft_rt_context *ctx, int64_t op_id);
 void weft_rt_op_end(weft_rt_context *ctx, int64_t op_id);
 
