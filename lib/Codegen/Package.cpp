@@ -20,7 +20,10 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
+#include "llvm/Support/SHA256.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <map>
 
 using namespace mlir;
 using namespace mlir::weft;
@@ -128,9 +131,16 @@ executableNames(const PackageContents &contents) {
   return names;
 }
 
+/// One file of a package and its checksum, for the manifest's "files".
+struct FileDigest {
+  std::string path; // Relative to the package, with '/'.
+  uint64_t bytes = 0;
+  std::string sha256;
+};
+
 static std::string manifestText(const PackageContents &contents,
-                                const RuntimeLocation &runtime,
-                                bool asLibrary) {
+                                const RuntimeLocation &runtime, bool asLibrary,
+                                const std::vector<FileDigest> &files) {
   std::vector<std::string> executables = executableNames(contents);
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -182,6 +192,16 @@ static std::string manifestText(const PackageContents &contents,
           json.attribute("file", "weights/dev" + std::to_string(k) + ".bin");
           json.attribute("bytes", device.weightsBytes);
           json.attribute("sha256", device.weightsSha256);
+        });
+    });
+    // Every file but the manifest, whose own digest is beside it
+    // (manifest.json.sha256): weft-run checks them before a launch.
+    json.attributeArray("files", [&] {
+      for (const FileDigest &file : files)
+        json.object([&] {
+          json.attribute("path", file.path);
+          json.attribute("bytes", static_cast<int64_t>(file.bytes));
+          json.attribute("sha256", file.sha256);
         });
     });
     json.attributeArray("runtime_libraries", [&] {
@@ -270,6 +290,59 @@ static LogicalResult writeText(StringRef file, StringRef text, Location loc,
   return success();
 }
 
+/// The SHA-256 of `file` in lower-case hex, and its size; false with
+/// `error` when it cannot be read.
+static bool digestFile(StringRef file, FileDigest &out, std::string &error) {
+  llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> buffer =
+      llvm::MemoryBuffer::getFile(file, /*IsText=*/false,
+                                  /*RequiresNullTerminator=*/false);
+  if (!buffer) {
+    error = "cannot read " + file.str() + ": " + buffer.getError().message();
+    return false;
+  }
+  StringRef bytes = (*buffer)->getBuffer();
+  out.bytes = bytes.size();
+  out.sha256 = llvm::toHex(llvm::SHA256::hash(llvm::arrayRefFromStringRef<
+                               uint8_t>(bytes)),
+                           /*LowerCase=*/true);
+  return true;
+}
+
+/// Every regular file under `root` (but the manifest) with its digest, in
+/// path order, so that the manifest is the same for the same package.
+/// `known` gives digests already computed (the weights, which may be large).
+static LogicalResult
+digestPackage(StringRef root, const std::map<std::string, FileDigest> &known,
+              std::vector<FileDigest> &out, Location loc) {
+  std::error_code ec;
+  for (fs::recursive_directory_iterator it(root, ec), end; it != end && !ec;
+       it.increment(ec)) {
+    if (it->type() != fs::file_type::regular_file)
+      continue;
+    StringRef full = it->path();
+    std::string relative = full.drop_front(root.size()).ltrim('/').str();
+    if (relative == "manifest.json")
+      continue;
+    FileDigest digest;
+    auto found = known.find(relative);
+    if (found != known.end()) {
+      digest = found->second;
+    } else {
+      std::string error;
+      if (!digestFile(full, digest, error))
+        return emitError(loc) << error;
+    }
+    digest.path = relative;
+    out.push_back(std::move(digest));
+  }
+  if (ec)
+    return emitError(loc) << "cannot list " << root << ": " << ec.message();
+  llvm::sort(out, [](const FileDigest &a, const FileDigest &b) {
+    return a.path < b.path;
+  });
+  return success();
+}
+
 /// Checks that `contents` describes a package weftc can write: programs
 /// and devices that refer to each other, a mesh of as many devices.
 static LogicalResult checkContents(const PackageContents &contents,
@@ -313,6 +386,11 @@ static std::string runScript(const PackageContents &contents) {
            "# Runs this package's model; options as `weft-run` "
            "(run.sh --help).\n"
            "here=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+           "# OpenMP threads spin briefly at a barrier, then sleep (as "
+           "weft-run sets it).\n"
+           "if [ -z \"${OMP_WAIT_POLICY}${GOMP_SPINCOUNT}\" ]; then\n"
+           "  GOMP_SPINCOUNT=10000; export GOMP_SPINCOUNT\n"
+           "fi\n"
            "exec \"$here/bin/dev0\" --weights \"$here/weights/dev0.bin\" "
            "\"$@\"\n";
   std::string devices = std::to_string(contents.devices.size());
@@ -441,9 +519,6 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
       return cleanupAndFail();
     }
   }
-  if (failed(writeText(sub("manifest.json"),
-                       manifestText(contents, runtime, asLibrary), loc)))
-    return cleanupAndFail();
   if (!contents.planJson.empty() &&
       failed(writeText(sub("plan.json"), contents.planJson, loc)))
     return cleanupAndFail();
@@ -461,6 +536,28 @@ LogicalResult mlir::weft::writePackage(const PackageContents &contents,
                          /*executable=*/true)))
       return cleanupAndFail();
   }
+
+  // The manifest last: it lists every other file with its checksum.
+  std::map<std::string, FileDigest> knownDigests;
+  for (auto [k, device] : llvm::enumerate(contents.devices)) {
+    FileDigest digest;
+    digest.bytes = static_cast<uint64_t>(device.weightsBytes);
+    digest.sha256 = device.weightsSha256;
+    if (!digest.sha256.empty())
+      knownDigests["weights/dev" + std::to_string(k) + ".bin"] = digest;
+  }
+  std::vector<FileDigest> files;
+  if (failed(digestPackage(staging, knownDigests, files, loc)))
+    return cleanupAndFail();
+  std::string manifest = manifestText(contents, runtime, asLibrary, files);
+  std::string manifestDigest = llvm::toHex(
+      llvm::SHA256::hash(llvm::arrayRefFromStringRef<uint8_t>(manifest)),
+      /*LowerCase=*/true);
+  // sha256sum's format: `sha256sum -c manifest.json.sha256` checks it too.
+  if (failed(writeText(sub("manifest.json"), manifest, loc)) ||
+      failed(writeText(sub("manifest.json.sha256"),
+                       manifestDigest + "  manifest.json\n", loc)))
+    return cleanupAndFail();
 
   // Replace an old package only now that the new one is whole.
   if (fs::exists(finalDir)) {

@@ -4,30 +4,37 @@
 // device under mpirun, in a process group of its own so that a timeout can
 // stop all of it; mpirun's stderr passes through weft-run, which replaces
 // OpenMPI's boxed reports of dead or aborted ranks by one line each and
-// turns them into exit code 4.
+// turns them into exit code 4. Every program sends heartbeats to weft-run
+// (Heartbeats.cpp), which names a rank that stopped talking; every child
+// gets SIGTERM when weft-run dies (PR_SET_PDEATHSIG), and the programs end
+// themselves when weft-run's socket closes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "Launch.h"
+#include "Heartbeats.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <algorithm>
 #include <chrono>
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
 #include <thread>
 
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
-#include <spawn.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -125,6 +132,8 @@ namespace {
 struct Ending {
   int status = 0;
   bool timedOut = false;
+  /// A rank the failure detector found dead, stopped or failed.
+  std::optional<RankFailure> failure;
 };
 
 /// Reads lines from a pipe and hands them on; keeps a trailing piece.
@@ -149,23 +158,58 @@ private:
   std::string partial;
 };
 
+/// How to watch a child: its stderr, its time limit, its heartbeats.
+struct Watch {
+  /// The child's stderr (-1: not captured).
+  int errFd = -1;
+  int64_t timeoutSeconds = 0;
+  /// Null: no failure detector.
+  HeartbeatListener *heartbeats = nullptr;
+  double detectAfterSeconds = 0;
+  /// Ranks that must say hello; one missing after the bound plus
+  /// kStartupSeconds is reported as not started.
+  size_t expectedRanks = 0;
+};
+
 } // namespace
 
-/// Waits for `pid`, passing the lines of `errFd` (-1: none) to `onLine`.
-/// After `timeoutSeconds` (0: never) it sends SIGTERM to `target` (a pid,
-/// or a negated process group), and SIGKILL kGraceSeconds later.
+/// Extra time a program gets to say hello: mpirun may start ranks on other
+/// hosts over ssh.
+static constexpr double kStartupSeconds = 20.0;
+
+/// The first rank that never said hello, as a failure.
+static RankFailure missingRank(const HeartbeatListener &heartbeats,
+                               size_t expected, double since) {
+  RankFailure failure;
+  failure.rank = heartbeats.firstRankNotHeard(expected);
+  failure.silentSeconds = since;
+  return failure;
+}
+
+/// Waits for `pid`, passing the lines of `watch.errFd` to `onLine` and
+/// reading heartbeats. After the timeout (0: never), or when the failure
+/// detector names a rank, it sends SIGCONT and SIGTERM to `target` (a pid,
+/// or a negated process group: stopped processes only act on SIGTERM once
+/// continued), and SIGKILL kGraceSeconds later.
 template <typename Fn>
-static Ending supervise(pid_t pid, pid_t target, int errFd,
-                        int64_t timeoutSeconds, Fn onLine) {
+static Ending supervise(pid_t pid, pid_t target, Watch watch, Fn onLine) {
   using Clock = std::chrono::steady_clock;
   auto start = Clock::now();
   auto elapsed = [&] {
     return std::chrono::duration<double>(Clock::now() - start).count();
   };
   Ending ending;
-  bool exited = false, killed = false;
+  bool exited = false, stopping = false, killed = false;
+  double stopAt = 0;
   LineReader reader;
   char buffer[4096];
+  int errFd = watch.errFd;
+  auto stopAll = [&](double now) {
+    stopping = true;
+    stopAt = now;
+    kill(target, SIGCONT);
+    kill(target, SIGTERM);
+  };
   while (true) {
     if (!exited) {
       pid_t done = waitpid(pid, &ending.status, WNOHANG);
@@ -175,25 +219,49 @@ static Ending supervise(pid_t pid, pid_t target, int errFd,
     if (exited && errFd < 0)
       break;
     double now = elapsed();
-    if (timeoutSeconds > 0 && !ending.timedOut && now >= timeoutSeconds) {
+    if (watch.timeoutSeconds > 0 && !stopping &&
+        now >= watch.timeoutSeconds) {
       ending.timedOut = true;
-      kill(target, SIGTERM);
+      stopAll(now);
     }
-    if (ending.timedOut && !killed && now >= timeoutSeconds + kGraceSeconds) {
+    if (watch.heartbeats && !stopping && !exited) {
+      watch.heartbeats->poll(Clock::now());
+      if (watch.detectAfterSeconds > 0) {
+        ending.failure = watch.heartbeats->check(
+            Clock::now(),
+            std::chrono::duration<double>(watch.detectAfterSeconds));
+        if (!ending.failure &&
+            watch.heartbeats->ranksHeard() < watch.expectedRanks &&
+            now >= watch.detectAfterSeconds + kStartupSeconds)
+          ending.failure =
+              missingRank(*watch.heartbeats, watch.expectedRanks, now);
+        if (ending.failure)
+          stopAll(now);
+      }
+    }
+    if (stopping && !killed && now >= stopAt + kGraceSeconds) {
       kill(target, SIGKILL);
       killed = true;
     }
     int waitMs = exited ? 0 : 20;
-    if (errFd < 0) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(waitMs));
-      continue;
-    }
-    struct pollfd poller = {errFd, POLLIN, 0};
-    int ready = poll(&poller, 1, waitMs);
+    std::vector<pollfd> pollers;
+    if (errFd >= 0)
+      pollers.push_back({errFd, POLLIN, 0});
+    if (watch.heartbeats && !exited)
+      for (int fd : watch.heartbeats->descriptors())
+        pollers.push_back({fd, POLLIN, 0});
+    int ready = pollers.empty()
+                    ? (std::this_thread::sleep_for(
+                           std::chrono::milliseconds(waitMs)),
+                       0)
+                    : poll(pollers.data(), pollers.size(), waitMs);
     if (ready < 0 && errno == EINTR)
       continue;
+    if (errFd < 0)
+      continue;
+    bool errReady = ready > 0 && pollers[0].revents != 0;
     ssize_t n = 0;
-    if (ready > 0) {
+    if (errReady) {
       n = read(errFd, buffer, sizeof(buffer));
       if (n < 0 && errno == EINTR)
         continue;
@@ -204,18 +272,185 @@ static Ending supervise(pid_t pid, pid_t target, int errFd,
     }
     // End of the stream (n == 0 after POLLIN/POLLHUP), or nothing more once
     // the child is gone (a grandchild may hold the pipe open).
-    if (ready > 0 || exited) {
+    if (errReady || exited) {
       reader.finish(onLine);
       close(errFd);
       errFd = -1;
     }
   }
+  // A rank that outlived mpirun (killed from outside) goes too.
+  if (target < 0 && exited && WIFSIGNALED(ending.status))
+    kill(target, SIGKILL);
   return ending;
+}
+
+/// Starts `path` like posix_spawn, but in a child that gets SIGTERM when
+/// weft-run dies (even by SIGKILL) and, with `newGroup`, leads a process
+/// group of its own. Its stderr goes to `errFd` unless -1. Returns 0 or the
+/// errno of the failed start.
+static int spawnChild(const std::string &path, char *const argv[],
+                      char *const envp[], int errFd, bool newGroup,
+                      pid_t &out) {
+  // The child reports a failed exec through a close-on-exec pipe.
+  int report[2];
+  if (pipe2(report, O_CLOEXEC) != 0)
+    return errno;
+  pid_t parent = getpid();
+  pid_t pid = fork();
+  if (pid < 0) {
+    int error = errno;
+    close(report[0]);
+    close(report[1]);
+    return error;
+  }
+  if (pid == 0) {
+    close(report[0]);
+    if (newGroup)
+      setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    // weft-run died between fork and prctl: the signal would never come.
+    if (getppid() != parent)
+      _exit(127);
+    if (errFd >= 0)
+      dup2(errFd, STDERR_FILENO);
+    execve(path.c_str(), argv, envp);
+    int error = errno;
+    ssize_t ignored = write(report[1], &error, sizeof(error));
+    (void)ignored;
+    _exit(127);
+  }
+  close(report[1]);
+  int error = 0;
+  ssize_t n;
+  do
+    n = read(report[0], &error, sizeof(error));
+  while (n < 0 && errno == EINTR);
+  close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof(error))) {
+    waitpid(pid, nullptr, 0);
+    return error;
+  }
+  out = pid;
+  return 0;
+}
+
+/// The failure detector's report: which rank, where, doing what.
+static void reportFailure(const RankFailure &failure,
+                          double detectAfterSeconds) {
+  auto where = [&] {
+    std::string text = "rank " + std::to_string(failure.rank);
+    if (!failure.host.empty())
+      text += " (pid " + std::to_string(failure.pid) + " on " + failure.host +
+              ")";
+    return text;
+  };
+  if (!failure.reportedFailure.empty()) {
+    error() << where() << " failed: " << failure.reportedFailure
+            << "; its last activity: " << failure.lastActivity
+            << "; stopped every rank\n";
+    return;
+  }
+  if (failure.host.empty()) {
+    error() << "rank " << failure.rank << " never reached weft-run's failure "
+            << "detector (" << format("%.1f", failure.silentSeconds)
+            << " s after the launch): it did not start, or stopped at once; "
+               "stopped every rank\n";
+    return;
+  }
+  error() << where() << " stopped responding: no heartbeat for "
+          << format("%.1f", failure.silentSeconds) << " s (--detect-after "
+          << format("%g", detectAfterSeconds)
+          << "; the process was stopped, died in the kernel or the machine "
+             "is overloaded); its last activity: "
+          << failure.lastActivity << "; stopped every rank\n";
 }
 
 /// Describes a signal for messages: "6 (Aborted)".
 static std::string signalText(int signal) {
   return std::to_string(signal) + " (" + strsignal(signal) + ")";
+}
+
+//===----------------------------------------------------------------------===//
+// The programs' environment
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// Variables weft-run sets for every program it starts, on top of its own
+/// environment (a name already in the environment is replaced).
+class ProgramEnvironment {
+public:
+  void set(const std::string &name, const std::string &value) {
+    for (auto &entry : entries)
+      if (entry.first == name) {
+        entry.second = value;
+        return;
+      }
+    entries.push_back({name, value});
+  }
+  const std::vector<std::pair<std::string, std::string>> &added() const {
+    return entries;
+  }
+  /// NAME=VALUE strings: the added ones, then the rest of `environ`.
+  std::vector<std::string> strings() const {
+    std::vector<std::string> out;
+    for (const auto &[name, value] : entries)
+      out.push_back(name + "=" + value);
+    for (char **entry = environ; *entry; ++entry) {
+      StringRef text(*entry);
+      StringRef name = text.split('=').first;
+      if (llvm::none_of(entries, [&](const auto &e) { return e.first == name; }))
+        out.push_back(text.str());
+    }
+    return out;
+  }
+
+private:
+  std::vector<std::pair<std::string, std::string>> entries;
+};
+
+/// Pointers into `strings`, null-terminated, for execve.
+std::vector<char *> pointersTo(std::vector<std::string> &strings) {
+  std::vector<char *> out;
+  for (std::string &text : strings)
+    out.push_back(text.data());
+  out.push_back(nullptr);
+  return out;
+}
+
+} // namespace
+
+/// The OpenMP wait policy of every program: spin briefly at a barrier,
+/// then sleep (the same value the driver sets for itself when started
+/// directly: runtime/core/Driver.h, kOpenMpSpinCount). A user's own
+/// OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
+static constexpr const char *kOpenMpSpinCount = "10000";
+
+/// How often a program sends a heartbeat: often enough that a detection
+/// bound of S seconds spans ten of them.
+static std::string heartbeatMilliseconds(double detectAfterSeconds) {
+  double ms = std::clamp(detectAfterSeconds * 100.0, 50.0, 1000.0);
+  return std::to_string(static_cast<int64_t>(ms));
+}
+
+/// Adds the wait policy and, unless the detector is off, the heartbeat
+/// address to `env`; starts `listener` when it is needed.
+static bool addCommonEnvironment(ProgramEnvironment &env,
+                                 HeartbeatListener &listener, bool remote,
+                                 const LaunchOptions &options) {
+  if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
+    env.set("GOMP_SPINCOUNT", kOpenMpSpinCount);
+  if (options.detectAfterSeconds <= 0 || options.dryRun)
+    return true;
+  std::string address, message;
+  if (!listener.listen(remote, address, message)) {
+    error() << message << "\n";
+    return false;
+  }
+  env.set("WEFT_HEARTBEAT", address);
+  env.set("WEFT_HEARTBEAT_MS",
+          heartbeatMilliseconds(options.detectAfterSeconds));
+  return true;
 }
 
 int weft::run::runSingleDevice(const Package &package,
@@ -229,21 +464,32 @@ int weft::run::runSingleDevice(const Package &package,
     outs() << join(words, " ") << "\n";
     return kExitOk;
   }
-  std::vector<char *> argv;
-  for (const std::string &arg : args)
-    argv.push_back(const_cast<char *>(arg.c_str()));
-  argv.push_back(nullptr);
+  ProgramEnvironment env;
+  HeartbeatListener listener;
+  if (!addCommonEnvironment(env, listener, /*remote=*/false, options))
+    return kExitInternal;
+  std::vector<std::string> envStrings = env.strings();
+  std::vector<char *> envp = pointersTo(envStrings);
+  std::vector<std::string> argStrings = args;
+  std::vector<char *> argv = pointersTo(argStrings);
   pid_t pid = 0;
-  int spawnError = posix_spawn(&pid, executable.c_str(), nullptr, nullptr,
-                               argv.data(), environ);
+  int spawnError = spawnChild(executable, argv.data(), envp.data(), -1,
+                              /*newGroup=*/false, pid);
   if (spawnError != 0) {
     error() << "cannot start " << executable << ": "
             << std::strerror(spawnError) << "\n";
     return kExitBadInput;
   }
-  Ending ending =
-      supervise(pid, pid, -1, options.timeoutGiven ? options.timeoutSeconds : 0,
-                [](StringRef) {});
+  Watch watch;
+  watch.timeoutSeconds = options.timeoutGiven ? options.timeoutSeconds : 0;
+  watch.heartbeats = options.detectAfterSeconds > 0 ? &listener : nullptr;
+  watch.detectAfterSeconds = options.detectAfterSeconds;
+  watch.expectedRanks = 1;
+  Ending ending = supervise(pid, pid, watch, [](StringRef) {});
+  if (ending.failure) {
+    reportFailure(*ending.failure, options.detectAfterSeconds);
+    return kExitPeerFailed;
+  }
   if (ending.timedOut) {
     error() << executable << " did not finish within " << options.timeoutSeconds
             << " s (--timeout); stopped it\n";
@@ -459,9 +705,13 @@ int weft::run::runMesh(const Package &package,
   command.insert(command.end(), options.mpirunArgs.begin(),
                  options.mpirunArgs.end());
 
-  // Threads per rank: --threads N goes to every rank as it is. Otherwise
-  // ranks on this machine share its cores; on other hosts each rank uses
-  // the cores it is bound to (the driver's default).
+  // Every rank gets the same environment: set in mpirun's own (which the
+  // ranks on this machine inherit) and exported by name in every app
+  // context (`-x` applies to the context it is in, and carries the value to
+  // other hosts). Threads per rank: --threads N goes to every rank as it
+  // is; otherwise ranks on this machine share its cores, and ranks on other
+  // hosts use the cores they are bound to (the driver's default).
+  ProgramEnvironment env;
   bool threadsGiven = false;
   std::string threads;
   for (size_t i = 0; i < driverArgs.size(); ++i) {
@@ -475,16 +725,30 @@ int weft::run::runMesh(const Package &package,
     }
   }
   if (threadsGiven) {
-    command.insert(command.end(), {"-x", "OMP_NUM_THREADS=" + threads});
-  } else if (std::getenv("WEFT_NUM_THREADS")) {
-    command.insert(command.end(), {"-x", "WEFT_NUM_THREADS"});
+    env.set("OMP_NUM_THREADS", threads);
+  } else if (const char *n = std::getenv("WEFT_NUM_THREADS")) {
+    env.set("WEFT_NUM_THREADS", n);
   } else if (!remote) {
     int perRank =
         std::max<int>(1, availableCores() / static_cast<int>(devices));
-    std::string n = std::to_string(perRank);
-    command.insert(command.end(), {"-x", "WEFT_NUM_THREADS=" + n, "-x",
-                                   "OMP_NUM_THREADS=" + n});
+    env.set("WEFT_NUM_THREADS", std::to_string(perRank));
+    env.set("OMP_NUM_THREADS", std::to_string(perRank));
   }
+  HeartbeatListener listener;
+  if (!addCommonEnvironment(env, listener, remote, options))
+    return kExitInternal;
+  // Shared memory without the single-copy path that containers refuse;
+  // TCP too when ranks run on other hosts. mpirun's own settings; the
+  // user's win.
+  std::vector<std::pair<std::string, std::string>> mpirunSettings = {
+      {"OMPI_MCA_btl", remote ? "self,vader,tcp" : "self,vader"},
+      {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
+  std::vector<std::string> exported;
+  for (const auto &[name, value] : env.added())
+    exported.push_back(name);
+  for (const auto &[name, value] : mpirunSettings)
+    if (!std::getenv(name.c_str()))
+      env.set(name, value);
 
   for (size_t k = 0; k < devices; ++k) {
     const Device &device = package.devices[k];
@@ -493,61 +757,37 @@ int weft::run::runMesh(const Package &package,
     sys::fs::make_absolute(weights);
     if (k)
       command.push_back(":");
-    command.insert(command.end(), {"-np", "1", executable.str().str(),
-                                   "--weights", weights.str().str()});
+    command.insert(command.end(), {"-np", "1"});
+    for (const std::string &name : exported)
+      command.insert(command.end(), {"-x", name});
+    command.insert(command.end(),
+                   {executable.str().str(), "--weights", weights.str().str()});
     command.insert(command.end(), driverArgs.begin(), driverArgs.end());
   }
 
-  // Shared memory without the single-copy path that containers refuse;
-  // TCP too when ranks run on other hosts. The user's settings win.
-  std::vector<std::pair<std::string, std::string>> settings = {
-      {"OMPI_MCA_btl", remote ? "self,vader,tcp" : "self,vader"},
-      {"OMPI_MCA_btl_vader_single_copy_mechanism", "none"}};
-  std::vector<std::string> environment;
-  std::vector<std::string> added;
-  for (const auto &[name, value] : settings)
-    if (!std::getenv(name.c_str())) {
-      environment.push_back(name + "=" + value);
-      added.push_back(name + "=" + shellQuote(value));
-    }
-
   if (options.dryRun) {
-    std::vector<std::string> words = added;
+    std::vector<std::string> words;
+    for (const auto &[name, value] : env.added())
+      words.push_back(name + "=" + shellQuote(value));
     for (const std::string &word : command)
       words.push_back(shellQuote(word));
     outs() << join(words, " ") << "\n";
     return kExitOk;
   }
 
-  std::vector<char *> envp;
-  for (std::string &entry : environment)
-    envp.push_back(entry.data());
-  for (char **entry = environ; *entry; ++entry)
-    envp.push_back(*entry);
-  envp.push_back(nullptr);
-  std::vector<char *> argv;
-  for (std::string &word : command)
-    argv.push_back(word.data());
-  argv.push_back(nullptr);
+  std::vector<std::string> envStrings = env.strings();
+  std::vector<char *> envp = pointersTo(envStrings);
+  std::vector<char *> argv = pointersTo(command);
 
   int pipeFds[2];
   if (pipe2(pipeFds, O_CLOEXEC) != 0) {
     error() << "cannot create a pipe: " << std::strerror(errno) << "\n";
     return kExitInternal;
   }
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, pipeFds[1], STDERR_FILENO);
-  posix_spawnattr_t attributes;
-  posix_spawnattr_init(&attributes);
   // A group of its own: a timeout stops mpirun and all it started.
-  posix_spawnattr_setpgroup(&attributes, 0);
-  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
   pid_t pid = 0;
-  int spawnError = posix_spawn(&pid, mpirun->c_str(), &actions, &attributes,
-                               argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  posix_spawnattr_destroy(&attributes);
+  int spawnError = spawnChild(*mpirun, argv.data(), envp.data(), pipeFds[1],
+                              /*newGroup=*/true, pid);
   close(pipeFds[1]);
   if (spawnError != 0) {
     close(pipeFds[0]);
@@ -564,13 +804,23 @@ int weft::run::runMesh(const Package &package,
   for (int i = 0; i < 3; ++i)
     sigaction(forwarded[i], &forward, &saved[i]);
   MpirunReport report;
-  Ending ending = supervise(pid, -pid, pipeFds[0], options.timeoutSeconds,
+  Watch watch;
+  watch.errFd = pipeFds[0];
+  watch.timeoutSeconds = options.timeoutSeconds;
+  watch.heartbeats = options.detectAfterSeconds > 0 ? &listener : nullptr;
+  watch.detectAfterSeconds = options.detectAfterSeconds;
+  watch.expectedRanks = devices;
+  Ending ending = supervise(pid, -pid, watch,
                             [&](StringRef text) { report.line(text); });
   report.finish();
   for (int i = 0; i < 3; ++i)
     sigaction(forwarded[i], &saved[i], nullptr);
   forwardGroup = 0;
 
+  if (ending.failure) {
+    reportFailure(*ending.failure, options.detectAfterSeconds);
+    return kExitPeerFailed;
+  }
   if (ending.timedOut) {
     error() << "rank(s) did not finish within " << options.timeoutSeconds
             << " s (--timeout); stopped mpirun and every rank\n";

@@ -9,6 +9,8 @@
 #ifndef WEFT_TOOLS_WEFT_RUN_LAUNCH_H
 #define WEFT_TOOLS_WEFT_RUN_LAUNCH_H
 
+#include "Manifest.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -25,25 +27,6 @@ enum ExitCode {
   kExitInternal = 70,
 };
 
-/// One entry of the manifest's "devices", with its weights entry; paths
-/// are inside the package folder.
-struct Device {
-  int64_t id = 0;
-  std::string executable;
-  std::string weights;
-  int64_t weightsBytes = 0;
-  std::string weightsSha256;
-};
-
-/// What weft-run needs from manifest.json.
-struct Package {
-  /// The mesh shape; [1] for a single device.
-  std::vector<int64_t> meshShape = {1};
-  /// In device (= MPI rank) order.
-  std::vector<Device> devices;
-  std::vector<std::string> runtimeLibraries;
-};
-
 /// weft-run's own options about launching.
 struct LaunchOptions {
   /// Seconds before every process is stopped; 0: never.
@@ -53,6 +36,9 @@ struct LaunchOptions {
   /// --mpirun-args, split like a shell would (quotes, backslashes).
   std::vector<std::string> mpirunArgs;
   bool dryRun = false;
+  /// Seconds without a heartbeat after which a program counts as dead or
+  /// stopped (--detect-after); 0: no failure detector.
+  double detectAfterSeconds = 10;
 };
 
 /// Runs a single-device package's program (args[0]) and returns its exit

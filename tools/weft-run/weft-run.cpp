@@ -71,19 +71,30 @@ weft-run options (before OUT/, or anywhere after it):
   --timeout SECONDS     stop every process after that long, exit 4 (default
                         300 for a mesh; none for one device unless given;
                         0: never)
+  --detect-after SECONDS
+                        a program that sent no heartbeat for that long is
+                        dead or stopped: name it, stop every process, exit 4
+                        (default 10; 0: no failure detector)
   --hostfile FILE       mpirun's hostfile: where the ranks run
   --mpirun-args "ARGS"  more mpirun options (quoted as one argument)
   --dry-run             print the command line instead of running it
   --help, --version
 
 For a mesh, weft-run runs: mpirun [--allow-run-as-root] [--oversubscribe]
---bind-to none [--hostfile FILE] [ARGS] -x WEFT_NUM_THREADS=<cores/ranks>
--np 1 OUT/bin/dev0 --weights OUT/weights/dev0.bin <options> : -np 1 ...
-with OMPI_MCA_btl=self,vader (self,vader,tcp with hosts) and
+--bind-to none [--hostfile FILE] [ARGS] -np 1 -x WEFT_NUM_THREADS -x ...
+OUT/bin/dev0 --weights OUT/weights/dev0.bin <options> : -np 1 ... with
+OMPI_MCA_btl=self,vader (self,vader,tcp with hosts) and
 OMPI_MCA_btl_vader_single_copy_mechanism=none unless you set them
-(--oversubscribe only without hosts). With --threads N each rank uses N
-threads; without it, ranks on this machine share its cores and ranks on
-other hosts use the cores they are bound to.
+(--oversubscribe only without hosts). Every rank gets the same variables:
+WEFT_NUM_THREADS and OMP_NUM_THREADS, GOMP_SPINCOUNT (OpenMP threads spin
+briefly, then sleep; unless you set OMP_WAIT_POLICY or GOMP_SPINCOUNT), and
+WEFT_HEARTBEAT / WEFT_HEARTBEAT_MS (the failure detector). With --threads N
+each rank uses N threads; without it, ranks on this machine share its cores
+and ranks on other hosts use the cores they are bound to.
+
+Every process weft-run starts ends with it: mpirun gets SIGTERM when
+weft-run dies (even by SIGKILL), and the device programs stop when
+weft-run's heartbeat socket closes. See docs/Launching.md.
 
 Exit codes: those of the device programs (0 success, 1 bad options or
 files, 2 --check mismatch, 70 internal error), which every rank of a mesh
@@ -92,213 +103,6 @@ start the ranks; 4 when a rank fails, dies or does not finish in time (the
 others are stopped); 70 when a single device's program is killed by a
 signal.
 )";
-}
-
-/// A path the manifest gives, which must stay inside the package.
-static bool resolveInPackage(StringRef package, StringRef relative,
-                             const char *what, std::string &out,
-                             std::string &error) {
-  if (relative.empty() || sys::path::is_absolute(relative)) {
-    error = std::string("the manifest's ") + what + " path '" + relative.str() +
-            "' must be relative to the package";
-    return false;
-  }
-  for (StringRef part :
-       make_range(sys::path::begin(relative), sys::path::end(relative)))
-    if (part == "..") {
-      error = std::string("the manifest's ") + what + " path '" +
-              relative.str() + "' leaves the package";
-      return false;
-    }
-  SmallString<256> path(package);
-  sys::path::append(path, relative);
-  out = path.str().str();
-  return true;
-}
-
-/// Reads the optional "mesh": {"shape": [...]}; [1] when absent.
-static bool readMesh(const json::Object &root, std::vector<int64_t> &shape,
-                     std::string &error) {
-  shape = {1};
-  const json::Value *mesh = root.get("mesh");
-  if (!mesh)
-    return true;
-  const json::Object *object = mesh->getAsObject();
-  const json::Array *dims = object ? object->getArray("shape") : nullptr;
-  if (!dims || dims->empty()) {
-    error = "\"mesh\" must be {\"shape\": [d0, d1, ...]}";
-    return false;
-  }
-  shape.clear();
-  int64_t devices = 1;
-  for (const json::Value &dim : *dims) {
-    std::optional<int64_t> d = dim.getAsInteger();
-    if (!d || *d < 1 || *d > INT_MAX / devices) {
-      error = "\"mesh\" shape entries must be integers >= 1 (at most " +
-              std::to_string(INT_MAX) + " devices)";
-      return false;
-    }
-    devices *= *d;
-    shape.push_back(*d);
-  }
-  return true;
-}
-
-static std::string formatShape(const std::vector<int64_t> &shape) {
-  std::vector<std::string> dims;
-  for (int64_t d : shape)
-    dims.push_back(std::to_string(d));
-  return "[" + join(dims, ", ") + "]";
-}
-
-static bool readManifest(StringRef dir, Package &out, std::string &error) {
-  SmallString<256> manifestPath(dir);
-  sys::path::append(manifestPath, "manifest.json");
-  std::string where = manifestPath.str().str();
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer =
-      MemoryBuffer::getFile(manifestPath);
-  if (!buffer) {
-    error = "cannot read " + where + ": " + buffer.getError().message() +
-            " (is '" + dir.str() + "' a package folder written by weftc?)";
-    return false;
-  }
-  Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
-  if (!parsed) {
-    error = where + " is not valid JSON: " + toString(parsed.takeError());
-    return false;
-  }
-  const json::Object *root = parsed->getAsObject();
-  auto bad = [&](const Twine &why) {
-    error = (where + ": " + why).str();
-    return false;
-  };
-  if (!root)
-    return bad("the manifest is not a JSON object");
-  std::optional<StringRef> format = root->getString("format");
-  if (!format || *format != "weft-package")
-    return bad("not a Weft package manifest (\"format\" is not "
-               "\"weft-package\")");
-  std::optional<int64_t> version = root->getInteger("version");
-  if (!version || *version != 1)
-    return bad("manifest version " +
-               (version ? Twine(*version) : Twine("(none)")) +
-               " is not one this weft-run reads (version 1)");
-  if (!readMesh(*root, out.meshShape, error))
-    return bad(error);
-  int64_t meshDevices = 1;
-  for (int64_t d : out.meshShape)
-    meshDevices *= d;
-  const json::Array *devices = root->getArray("devices");
-  if (!devices || devices->empty())
-    return bad("the manifest lists no devices");
-  if (static_cast<int64_t>(devices->size()) != meshDevices)
-    return bad(root->get("mesh")
-                   ? "the mesh " + formatShape(out.meshShape) + " has " +
-                         Twine(meshDevices) +
-                         " devices, but \"devices\" "
-                         "lists " +
-                         Twine(devices->size())
-                   : "this package has " + Twine(devices->size()) +
-                         " devices but no \"mesh\" shape to run them on");
-
-  const json::Array *weightList = root->getArray("weights");
-  out.devices.assign(devices->size(), Device());
-  std::set<int64_t> seen;
-  for (size_t k = 0; k < devices->size(); ++k) {
-    std::string name = "devices[" + std::to_string(k) + "]";
-    const json::Object *device = (*devices)[k].getAsObject();
-    if (!device)
-      return bad(name + " is not an object");
-    std::optional<int64_t> id = device->getInteger("id");
-    if (!id)
-      id = static_cast<int64_t>(k);
-    if (*id < 0 || *id >= static_cast<int64_t>(devices->size()) ||
-        !seen.insert(*id).second)
-      return bad(name + " has id " + Twine(*id) +
-                 "; ids run from 0 to the device count - 1, each once");
-    Device &entry = out.devices[*id];
-    entry.id = *id;
-    std::optional<StringRef> executable = device->getString("executable");
-    std::optional<StringRef> weights = device->getString("weights");
-    if (!executable || !weights)
-      return bad(name + " needs \"executable\" and \"weights\" paths" +
-                 (device->get("library")
-                      ? " (a library package is loaded by your program, "
-                        "not run)"
-                      : ""));
-    if (!resolveInPackage(dir, *executable, "executable", entry.executable,
-                          error) ||
-        !resolveInPackage(dir, *weights, "weights", entry.weights, error))
-      return bad(error);
-    const json::Object *weightsEntry = nullptr;
-    if (weightList)
-      for (const json::Value &value : *weightList)
-        if (const json::Object *object = value.getAsObject())
-          if (object->getString("file") == *weights)
-            weightsEntry = object;
-    if (!weightsEntry)
-      return bad("\"weights\" has no entry for " + *weights);
-    std::optional<int64_t> bytes = weightsEntry->getInteger("bytes");
-    if (!bytes || *bytes < 0)
-      return bad("the weights entry of " + *weights + " has no \"bytes\"");
-    entry.weightsBytes = *bytes;
-    if (std::optional<StringRef> sha = weightsEntry->getString("sha256"))
-      entry.weightsSha256 = sha->lower();
-  }
-  if (const json::Array *libs = root->getArray("runtime_libraries"))
-    for (const json::Value &lib : *libs)
-      if (std::optional<StringRef> name = lib.getAsString())
-        out.runtimeLibraries.push_back(name->str());
-  return true;
-}
-
-/// Checks that a device's executable and weights are there and whole.
-static bool checkDevice(const Device &device, bool verifyWeights,
-                        std::string &error) {
-  if (!sys::fs::exists(device.executable)) {
-    error = "the device program " + device.executable +
-            " is missing (an incomplete copy of the package?)";
-    return false;
-  }
-  if (!sys::fs::can_execute(device.executable)) {
-    error = device.executable + " is not executable";
-    return false;
-  }
-  uint64_t size = 0;
-  if (std::error_code ec = sys::fs::file_size(device.weights, size)) {
-    error = "cannot read the weights " + device.weights + " of device " +
-            std::to_string(device.id) + ": " + ec.message();
-    return false;
-  }
-  if (size != static_cast<uint64_t>(device.weightsBytes)) {
-    error = device.weights + " has " + std::to_string(size) +
-            " bytes; the manifest says " + std::to_string(device.weightsBytes) +
-            " (a partial copy, or the weights of another build?)";
-    return false;
-  }
-  if (!verifyWeights)
-    return true;
-  if (device.weightsSha256.empty()) {
-    error =
-        "--verify-weights: the manifest gives no sha256 for " + device.weights;
-    return false;
-  }
-  ErrorOr<std::unique_ptr<MemoryBuffer>> buffer = MemoryBuffer::getFile(
-      device.weights, /*IsText=*/false, /*RequiresNullTerminator=*/false);
-  if (!buffer) {
-    error =
-        "cannot read " + device.weights + ": " + buffer.getError().message();
-    return false;
-  }
-  std::array<uint8_t, 32> digest =
-      SHA256::hash(arrayRefFromStringRef<uint8_t>((*buffer)->getBuffer()));
-  std::string hex = toHex(digest, /*LowerCase=*/true);
-  if (hex != device.weightsSha256) {
-    error = device.weights + " has SHA-256 " + hex + "; the manifest says " +
-            device.weightsSha256 + " (corrupted or replaced weights)";
-    return false;
-  }
-  return true;
 }
 
 namespace {
@@ -329,7 +133,8 @@ static int parseOwnOption(int argc, char **argv, int &i, Options &options) {
     std::tie(name, value) = arg.split('=');
     inlineValue = true;
   }
-  if (name != "--timeout" && name != "--hostfile" && name != "--mpirun-args")
+  if (name != "--timeout" && name != "--hostfile" && name != "--mpirun-args" &&
+      name != "--detect-after")
     return 0;
   if (!inlineValue) {
     if (i + 1 >= argc) {
@@ -347,6 +152,18 @@ static int parseOwnOption(int argc, char **argv, int &i, Options &options) {
     }
     options.launch.timeoutSeconds = seconds;
     options.launch.timeoutGiven = true;
+    return 1;
+  }
+  if (name == "--detect-after") {
+    double seconds = 0;
+    if (value.getAsDouble(seconds) || !(seconds >= 0) || seconds > 86400 ||
+        (seconds > 0 && seconds < 0.5)) {
+      fail("--detect-after must be a number of seconds, 0 (no failure "
+           "detector) or from 0.5 to 86400, not '" +
+           value + "'");
+      return -1;
+    }
+    options.launch.detectAfterSeconds = seconds;
     return 1;
   }
   if (value.empty()) {

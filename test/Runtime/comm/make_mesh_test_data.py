@@ -19,6 +19,10 @@ import shutil
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))
+from weft_package import write_manifest  # noqa: E402
 from onnx import numpy_helper
 
 X = np.arange(24, dtype=np.float32).reshape(4, 6) / np.float32(4) - 2
@@ -92,8 +96,7 @@ def write_package(root, name, mesh, skip_weights=(), shape=None):
         "runtime_libraries": ["libopenblas.so.0", "libdnnl.so.2",
                               "libgomp.so.1", "libmpi.so.40"],
     }
-    with open(os.path.join(pkg, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    write_manifest(pkg, manifest)
     return pkg
 
 
@@ -125,8 +128,25 @@ def main():
     with open(manifest_path) as f:
         manifest = json.load(f)
     manifest["devices"][1]["executable"] = "bin/fault"
+    manifest.pop("files")
+    write_manifest(pkg, manifest)
+    # A copy whose executable was cut short after weftc wrote the manifest
+    # (an interrupted copy): the manifest's checksum still names the whole.
+    pkg = write_package(root, "pkg2-truncated", [2])
+    copy_executable(root, "pkg2", "pkg2-truncated")
+    write_package(root, "pkg2-truncated", [2])
+    exe = os.path.join(pkg, "bin", "dev0")
+    with open(exe, "r+b") as f:
+        f.truncate(os.path.getsize(exe) // 2)
+    # A manifest edited after weftc wrote it (its digest no longer matches).
+    pkg = write_package(root, "pkg2-edited", [2])
+    copy_executable(root, "pkg2", "pkg2-edited")
+    write_package(root, "pkg2-edited", [2])
+    manifest_path = os.path.join(pkg, "manifest.json")
+    with open(manifest_path) as f:
+        text = f.read()
     with open(manifest_path, "w") as f:
-        json.dump(manifest, f, indent=1)
+        f.write(text.replace('"arena_bytes": 448', '"arena_bytes": 449'))
     for mesh, suffix in (([2], "2"), ([2, 2], "4")):
         y, total = expected(mesh)
         write_case(root, "expect" + suffix, y, total)

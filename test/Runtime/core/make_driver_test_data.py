@@ -17,6 +17,10 @@ import shutil
 import sys
 
 import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                "..", "..", "lib"))
+from weft_package import write_manifest  # noqa: E402
 from onnx import helper, numpy_helper, TensorProto
 
 X = np.array([[1.0, -2.0, 3.5], [0.0, 4.25, -1.5]], dtype=np.float32)
@@ -82,8 +86,7 @@ def write_package(root, name, devices=1, weights_bytes=None, sha=None):
         "runtime_libraries": ["libopenblas.so.0", "libdnnl.so.2",
                               "libgomp.so.1"],
     }
-    with open(os.path.join(pkg, "manifest.json"), "w") as f:
-        json.dump(manifest, f, indent=1)
+    write_manifest(pkg, manifest)
 
 
 def main():

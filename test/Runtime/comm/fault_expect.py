@@ -1,0 +1,173 @@
+#!/usr/bin/python3
+"""Starts a weft-run command, injects a fault once its programs run, and
+checks how the run ends: exit code, messages, how long it took, and that no
+process of it is left behind.
+
+usage: fault_expect.py --fault FAULT --exit N [--stderr RE]...
+                       [--max-seconds S] [--min-seconds S] -- COMMAND...
+
+FAULT is one of
+  stop-rank:K    SIGSTOP the device program with --weights .../devK.bin
+  kill-rank:K    SIGKILL it
+  kill-launcher  SIGKILL weft-run itself (the command's own process)
+  none           no fault (the command must end by itself)
+The fault comes --after seconds (default 1) after every expected program
+(--ranks, default 2) is running. --max-seconds bounds the time from the
+fault to the command's end. With kill-launcher, the command's exit is the
+signal's (-9) and the check is that every program and mpirun are gone
+within --max-seconds, and that Open MPI left no session folder behind.
+"""
+
+import argparse
+import glob
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+
+
+def fail(message, out="", err=""):
+    print("FAIL:", message)
+    print("--- stdout ---\n" + out)
+    print("--- stderr ---\n" + err)
+    sys.exit(1)
+
+
+def processes():
+    """pid -> (ppid, argv) of every process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                stat = f.read()
+            with open(f"/proc/{entry}/cmdline", "rb") as f:
+                argv = f.read().split(b"\0")
+        except OSError:
+            continue
+        # The command name may hold spaces: the fields after ')' are fixed.
+        fields = stat[stat.rfind(")") + 2:].split()
+        if fields[0] == "Z":
+            continue
+        table[int(entry)] = (int(fields[1]),
+                             [a.decode(errors="replace") for a in argv if a])
+    return table
+
+
+def descendants(root):
+    table = processes()
+    found, frontier = {}, [root]
+    while frontier:
+        parent = frontier.pop()
+        for pid, (ppid, argv) in table.items():
+            if ppid == parent and pid not in found:
+                found[pid] = argv
+                frontier.append(pid)
+    return found
+
+
+def programs(root):
+    """Device programs under `root`: rank -> pid (by their --weights)."""
+    ranks = {}
+    for pid, argv in descendants(root).items():
+        if not argv or "mpirun" in os.path.basename(argv[0]):
+            continue
+        for i, arg in enumerate(argv):
+            if arg == "--weights" and i + 1 < len(argv):
+                m = re.search(r"dev(\d+)\.bin$", argv[i + 1])
+                if m:
+                    ranks[int(m.group(1))] = pid
+    return ranks
+
+
+def session_folders():
+    tmp = os.environ.get("TMPDIR", "/tmp")
+    return set(glob.glob(os.path.join(tmp, "ompi.*"))) | set(
+        glob.glob(os.path.join(tmp, "openmpi-sessions-*")))
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--fault", required=True)
+    parser.add_argument("--exit", type=int, required=True)
+    parser.add_argument("--stderr", action="append", default=[])
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--after", type=float, default=1.0)
+    parser.add_argument("--max-seconds", type=float, default=15)
+    parser.add_argument("--min-seconds", type=float, default=0)
+    parser.add_argument("command", nargs=argparse.REMAINDER)
+    args = parser.parse_args()
+    command = args.command[1:] if args.command[:1] == ["--"] else args.command
+
+    before = session_folders()
+    child = subprocess.Popen(command, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    ranks = {}
+    while len(ranks) < args.ranks:
+        if child.poll() is not None or time.monotonic() > deadline:
+            out, err = child.communicate()
+            fail(f"only {len(ranks)} of {args.ranks} programs started", out,
+                 err)
+        time.sleep(0.05)
+        ranks = programs(child.pid)
+    time.sleep(args.after)
+    every = set(descendants(child.pid))
+    kind, _, which = args.fault.partition(":")
+    if kind in ("stop-rank", "kill-rank"):
+        os.kill(ranks[int(which)],
+                signal.SIGSTOP if kind == "stop-rank" else signal.SIGKILL)
+    elif kind == "kill-launcher":
+        os.kill(child.pid, signal.SIGKILL)
+    elif kind != "none":
+        fail(f"unknown fault {args.fault}")
+    start = time.monotonic()
+    try:
+        out, err = child.communicate(timeout=args.max_seconds + 30)
+    except subprocess.TimeoutExpired:
+        child.kill()
+        out, err = child.communicate()
+        fail(f"still running {args.max_seconds + 30:.0f} s after the fault",
+             out, err)
+    if kind == "kill-launcher":
+        # The launcher is gone at once; its children must follow.
+        while time.monotonic() - start < args.max_seconds:
+            left = [p for p in every if os.path.exists(f"/proc/{p}")
+                    and p in processes()]
+            if not left:
+                break
+            time.sleep(0.1)
+        else:
+            fail(f"processes left {args.max_seconds} s after weft-run died: "
+                 f"{left}", out, err)
+    seconds = time.monotonic() - start
+    print(f"ended {seconds:.2f} s after the fault, exit {child.returncode}")
+    if child.returncode != args.exit:
+        fail(f"exit code {child.returncode}, expected {args.exit}", out, err)
+    if seconds > args.max_seconds:
+        fail(f"took {seconds:.1f} s, more than {args.max_seconds}", out, err)
+    if seconds < args.min_seconds:
+        fail(f"took {seconds:.1f} s, less than {args.min_seconds}", out, err)
+    for pattern in args.stderr:
+        if not re.search(pattern, err, re.MULTILINE):
+            fail(f"stderr does not match /{pattern}/", out, err)
+    left = [p for p in every if p in processes()]
+    if left:
+        fail(f"processes left behind: {left}", out, err)
+    # mpirun removes its session folder as it exits: allow it a moment.
+    for _ in range(50):
+        leaked = session_folders() - before
+        if not leaked:
+            break
+        time.sleep(0.1)
+    if leaked:
+        fail(f"Open MPI session folders left behind: {sorted(leaked)}", out,
+             err)
+    print("PASS")
+
+
+if __name__ == "__main__":
+    main()
