@@ -556,11 +556,14 @@ public:
       noteAbort(match[1], match[2]);
       return;
     }
-    // OpenMPI's help system failing to print the report of an abort, which
-    // weft-run reports itself.
-    static const Regex helpFailed("ORTE_ERROR_LOG: .* show_help\\.c");
-    if (helpFailed.match(text))
+    // Open MPI's own error log while it tears down a job that a rank
+    // aborted ("Data unpack would read past end of buffer", a help text it
+    // failed to print): weft-run reports the cause itself, and shows these
+    // lines only when it has nothing better (see noise()).
+    if (text.contains("ORTE_ERROR_LOG:")) {
+      suppressed.push_back(text.str());
       return;
+    }
     errs() << text << "\n";
   }
 
@@ -568,6 +571,14 @@ public:
     if (inBox)
       forwardBox();
     inBox = false;
+  }
+
+  /// Prints the Open MPI error log lines held back, for outcomes that have
+  /// no report of their own.
+  void printSuppressed() {
+    for (const std::string &text : suppressed)
+      errs() << text << "\n";
+    suppressed.clear();
   }
 
   /// A rank that called MPI_Abort, one killed by a signal, one that ended
@@ -652,6 +663,7 @@ private:
 
   bool inBox = false;
   std::vector<std::string> box;
+  std::vector<std::string> suppressed;
 };
 
 } // namespace
@@ -836,7 +848,17 @@ int weft::run::runMesh(const Package &package,
     error() << "rank " << report.abortRank << " stopped the run (exit code "
             << report.abortCode
             << "; its message is above); mpirun stopped the other ranks\n";
-    return kExitPeerFailed;
+    // The rank's own verdict (bad input, a missing device, a bug) is the
+    // run's, as on one device; a rank that lost a peer says 4 itself.
+    switch (report.abortCode) {
+    case kExitBadInput:
+    case kExitMismatch:
+    case kExitDeviceUnavailable:
+    case kExitInternal:
+      return report.abortCode;
+    default:
+      return kExitPeerFailed;
+    }
   }
   if (report.signalRank >= 0) {
     error() << "rank " << report.signalRank << " (on " << report.signalNode
@@ -883,6 +905,7 @@ int weft::run::runMesh(const Package &package,
              << join(package.runtimeLibraries, ", ") << "\n";
     return kExitPeerFailed;
   }
+  report.printSuppressed();
   if (report.launchFailed || code < 128) {
     error() << "mpirun could not start every rank (exit code " << code
             << "; its message is above)\n";

@@ -12,6 +12,7 @@
 #include "weft_rt.h"
 
 #include "MpiChecks.h"
+#include "comm/Comm.h"
 
 #define OMPI_SKIP_MPICXX 1
 #define MPICH_SKIP_MPICXX 1
@@ -551,6 +552,39 @@ void testCreateErrors(weft_rt_context *ctx) {
          "disagree: %s", weft_rt_context_error(ctx));
 }
 
+/// Communicators of mesh axes that exist now.
+int liveGroups(const weft_rt_comm &comm) {
+  int n = 0;
+  for (MPI_Comm group : comm.groups)
+    n += group != MPI_COMM_NULL;
+  return n;
+}
+
+/// A mesh of 8 axes has 255 subsets of axes; only those that collectives
+/// use get a communicator, when they are first used.
+void testGroupsOnFirstUse(weft_rt_context *ctx) {
+  int64_t dims[8] = {worldSize, 1, 1, 1, 1, 1, 1, 1};
+  weft_rt_comm *comm = nullptr;
+  if (weft_rt_comm_create_mpi(ctx, 8, dims, &comm) != WEFT_RT_OK) {
+    EXPECT(false, "8 axes: %s", weft_rt_context_error(ctx));
+    return;
+  }
+  EXPECT(liveGroups(*comm) == 0, "%d communicators before any collective",
+         liveGroups(*comm));
+  weft_rt_context_set_comm(ctx, comm);
+  float in[4] = {1, 2, 3, 4}, out[4] = {0};
+  int64_t reduce[] = {WEFT_RT_ALL_REDUCE_SUM, WEFT_RT_F32, 1, 0, 4};
+  for (int round = 0; round < 2; ++round)
+    EXPECT(weft_rt_collective(ctx, reduce, in, out) == WEFT_RT_OK &&
+               out[3] == 4.0f * worldSize,
+           "all-reduce over axis 0: %s", weft_rt_context_error(ctx));
+  EXPECT(liveGroups(*comm) == 1, "%d communicators after two all-reduces "
+                                 "over axis 0",
+         liveGroups(*comm));
+  weft_rt_context_set_comm(ctx, nullptr);
+  weft_rt_comm_destroy(comm);
+}
+
 void runMesh(weft_rt_context *ctx, const Mesh &mesh) {
   weft_rt_comm *comm = nullptr;
   weft_rt_status status = weft_rt_comm_create_mpi(
@@ -686,6 +720,7 @@ int main(int argc, char **argv) {
     runMesh(ctx, mesh);
   testWithoutComm(ctx);
   testCreateErrors(ctx);
+  testGroupsOnFirstUse(ctx);
 
   int code = finishMpiChecks(MPI_COMM_WORLD);
   weft_rt_context_destroy(ctx);

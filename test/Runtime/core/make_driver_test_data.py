@@ -96,6 +96,17 @@ def main():
     write_package(root, "pkg-two-devices", devices=2)
     write_package(root, "pkg-bad-size", weights_bytes=60)
     write_package(root, "pkg-bad-sha", sha="0" * 64)
+    # An executable cut short after the manifest was written (an
+    # interrupted copy): a real copy, not the shared symlinked bin/.
+    pkg = os.path.join(root, "pkg-truncated")
+    write_package(root, "pkg-truncated")
+    os.remove(os.path.join(pkg, "bin"))
+    os.makedirs(os.path.join(pkg, "bin"))
+    exe = os.path.join(pkg, "bin", "dev0")
+    shutil.copy2(os.path.join(root, "pkg", "bin", "dev0"), exe)
+    write_package(root, "pkg-truncated")
+    with open(exe, "r+b") as f:
+        f.truncate(os.path.getsize(exe) // 2)
 
     y, z = outputs(X, N)
     write_case(root, "ok", X, N)
