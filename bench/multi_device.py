@@ -4,8 +4,12 @@
 For each model (default: the shared mlp and bert_tiny) it compiles
 
   cpu:1             one process, measured with --threads 1 and 2
-  cpu:2 --mesh 1x2  two processes (mpirun), one thread each, once per
-                    sharding (default tp and auto)
+  cpu:N --mesh M    one process per device (mpirun) for every mesh M of
+                    --meshes (default 1x2 and 2x2, N its device count),
+                    once per sharding (default tp and auto), measured
+                    with the defaults a user gets (no --threads: weft-run
+                    splits the cores between the ranks) and with
+                    --threads 1
 
 at the input shapes of the model's test_data_set_0, checks each package
 against that folder's outputs (rtol 1e-3, atol 1e-4; bert_tiny's come from
@@ -20,7 +24,7 @@ fails on a figure. It exits 1 when a model cannot be compiled, checked or
 timed (the row says why), and on bad options.
 
 Usage: bench/multi_device.py [--models DIR] [--names mlp,bert_tiny]
-                             [--shardings tp,auto] [--mesh 1x2]
+                             [--shardings tp,auto] [--meshes 1x2,2x2]
                              [--iters 200] [--warmup 20] [--build DIR]
                              [--weftc PATH] [--weft-run PATH] [--work DIR]
                              [--out FILE]
@@ -105,8 +109,10 @@ class Row:
 
 def measure(args, row, pkg, data):
     """Checks the package on DATA, then times it; fills the row."""
-    base = [args.weft_run, pkg, "--inputs", data, "--threads",
-            str(row.threads), "--quiet"]
+    # threads None: what a user gets without --threads.
+    base = [args.weft_run, pkg, "--inputs", data, "--quiet"]
+    if row.threads:
+        base += ["--threads", str(row.threads)]
     rc, _, text = run(base + ["--check", data, "--rtol", str(RTOL),
                               "--atol", str(ATOL)], RUN_TIMEOUT)
     if rc != 0:
@@ -138,19 +144,24 @@ def bench_model(args, name, rows):
         return
     shapes = input_shape_flags(data)
     configs = [("cpu:1", None, [], [1, 2])]
-    for sharding in args.shardings:
-        configs.append(("cpu:2", sharding, ["--cluster", "cpu:2", "--mesh",
-                                            args.mesh,
-                                            "--sharding=" + sharding], [1]))
+    for mesh in args.meshes:
+        devices = 1
+        for d in mesh.split("x"):
+            devices *= int(d)
+        for sharding in args.shardings:
+            configs.append(("cpu:%d" % devices, sharding,
+                            ["--cluster", "cpu:%d" % devices, "--mesh", mesh,
+                             "--sharding=" + sharding], [None, 1]))
     for cluster, sharding, flags, thread_counts in configs:
-        pkg = os.path.join(args.work, "%s-%s-%s" % (
-            name, cluster.replace(":", ""), sharding or "single"))
+        pkg = os.path.join(args.work, "%s-%s-%s-%s" % (
+            name, cluster.replace(":", ""), sharding or "single",
+            flags[flags.index("--mesh") + 1] if flags else "1"))
         shutil.rmtree(pkg, ignore_errors=True)
         cmd = [args.weftc, model, "-o", pkg, "--quiet"] + flags + shapes
         rc, secs, text = run(cmd, COMPILE_TIMEOUT)
         for threads in thread_counts:
-            config = cluster if cluster == "cpu:1" else "%s %s" % (cluster,
-                                                                   args.mesh)
+            config = cluster if cluster == "cpu:1" else "%s %s" % (
+                cluster, flags[flags.index("--mesh") + 1])
             row = Row(name, config, sharding or "-", threads)
             row.compile_s = secs
             rows.append(row)
@@ -161,8 +172,8 @@ def bench_model(args, name, rows):
                                                 " ".join(cmd), text))
                 continue
             measure(args, row, pkg, data)
-            log("%s %s %s threads %d: %s" % (
-                name, config, row.sharding, threads,
+            log("%s %s %s threads %s: %s" % (
+                name, config, row.sharding, threads or "default",
                 row.error or "median %.4f ms" % row.median))
 
 
@@ -183,7 +194,7 @@ def table(args, rows):
         ratio = (r.predicted / r.median if r.predicted is not None and
                  r.median else None)
         lines.append("| %s | %s | %s | %s | %s | %s | %s | %s | %s |" % (
-            r.model, r.config, r.sharding, r.threads or "-",
+            r.model, r.config, r.sharding, r.threads or "default",
             fmt(r.median) if not r.error else "FAILED: " + r.error,
             fmt(r.minimum), fmt(r.predicted), fmt(ratio, "%.2f"),
             fmt(speedup, "%.2f")))
@@ -231,7 +242,8 @@ def main():
     ap.add_argument("--names", default="mlp,bert_tiny")
     ap.add_argument("--shardings", default="tp,auto",
                     help="plans for cpu:2 (comma-separated)")
-    ap.add_argument("--mesh", default="1x2", help="mesh of cpu:2")
+    ap.add_argument("--meshes", default="1x2,2x2",
+                    help="meshes to compile for, each on cpu:<devices>")
     ap.add_argument("--iters", type=int, default=200)
     ap.add_argument("--warmup", type=int, default=20)
     ap.add_argument("--build", default=os.path.join(ROOT, "build"),
@@ -253,9 +265,11 @@ def main():
     if args.iters < 1 or args.warmup < 0:
         log("multi_device.py: --iters must be >= 1 and --warmup >= 0")
         return 1
-    if not re.fullmatch(r"\d+(x\d+)*", args.mesh):
-        log("multi_device.py: --mesh %r is not like 1x2" % args.mesh)
-        return 1
+    args.meshes = [m for m in args.meshes.split(",") if m]
+    for mesh in args.meshes:
+        if not re.fullmatch(r"\d+(x\d+)*", mesh):
+            log("multi_device.py: --meshes entry %r is not like 1x2" % mesh)
+            return 1
     args.shardings = [s for s in args.shardings.split(",") if s]
     if importlib.util.find_spec("onnx") is None:
         log("multi_device.py: needs python3-onnx (use /usr/bin/python3)")
