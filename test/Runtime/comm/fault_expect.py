@@ -4,7 +4,8 @@ checks how the run ends: exit code, messages, how long it took, and that no
 process of it is left behind.
 
 usage: fault_expect.py --fault FAULT --exit N [--stderr RE]...
-                       [--max-seconds S] [--min-seconds S] -- COMMAND...
+                       [--max-seconds S] [--min-seconds S]
+                       [--same-env NAME]... -- COMMAND...
 
 FAULT is one of
   stop-rank:K    SIGSTOP the device program with --weights .../devK.bin
@@ -16,6 +17,8 @@ The fault comes --after seconds (default 1) after every expected program
 fault to the command's end. With kill-launcher, the command's exit is the
 signal's (-9) and the check is that every program and mpirun are gone
 within --max-seconds, and that Open MPI left no session folder behind.
+--same-env NAME checks, before the fault, that every program has NAME in
+its environment with one value.
 """
 
 import argparse
@@ -83,6 +86,20 @@ def programs(root):
     return ranks
 
 
+def environment(pid):
+    try:
+        with open(f"/proc/{pid}/environ", "rb") as f:
+            entries = f.read().split(b"\0")
+    except OSError:
+        return {}
+    out = {}
+    for entry in entries:
+        name, _, value = entry.decode(errors="replace").partition("=")
+        if name:
+            out[name] = value
+    return out
+
+
 def session_folders():
     tmp = os.environ.get("TMPDIR", "/tmp")
     return set(glob.glob(os.path.join(tmp, "ompi.*"))) | set(
@@ -98,6 +115,9 @@ def main():
     parser.add_argument("--after", type=float, default=1.0)
     parser.add_argument("--max-seconds", type=float, default=15)
     parser.add_argument("--min-seconds", type=float, default=0)
+    parser.add_argument("--same-env", action="append", default=[],
+                        help="every program has this variable, with one "
+                        "value (read from /proc/PID/environ)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -116,6 +136,13 @@ def main():
         ranks = programs(child.pid)
     time.sleep(args.after)
     every = set(descendants(child.pid))
+    for name in args.same_env:
+        values = {rank: environment(pid).get(name)
+                  for rank, pid in sorted(ranks.items())}
+        if None in values.values() or len(set(values.values())) != 1:
+            child.kill()
+            out, err = child.communicate()
+            fail(f"{name} differs between the programs: {values}", out, err)
     kind, _, which = args.fault.partition(":")
     if kind in ("stop-rank", "kill-rank"):
         os.kill(ranks[int(which)],
