@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Writes the seed corpus of the importer fuzz target into fuzz/corpus/.
+"""Writes the seed corpus of the importer fuzz target into fuzz/corpus/import/.
 
 One small model per op family and variant (attributes, optional inputs,
 opsets), plus a few multi-op graphs. Weights are tiny: the fuzzer mutates
@@ -16,7 +16,8 @@ import os
 import numpy as np
 from onnx import TensorProto, helper, numpy_helper
 
-OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus")
+OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "corpus",
+                   "import")
 F = TensorProto.FLOAT
 I64 = TensorProto.INT64
 
