@@ -131,11 +131,33 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
       return status;
   }
   mesh->broken = false;
+  // The failure detector's thread polls NCCL's asynchronous errors (a peer
+  // that died leaves this rank in a kernel that never ends).
+  std::vector<NcclWatchdog::Watched> watched = {{mesh->world, "the world"}};
+  for (size_t mask = 1; mask < mesh->groups.size(); ++mask) {
+    std::string axes;
+    for (size_t a = 0; a < numAxes; ++a)
+      if (mask & (size_t(1) << a))
+        axes += (axes.empty() ? "" : ",") + std::to_string(a);
+    watched.push_back({mesh->groups[mask], "mesh axes [" + axes + "]"});
+  }
+  mesh->watchdog = std::make_unique<NcclWatchdog>(std::move(watched));
+  if (weft_rt_status status = weft_rt_context_add_health_check(
+          ctx, NcclWatchdog::check, NcclWatchdog::abort,
+          mesh->watchdog.get()))
+    return status;
+  mesh->healthContext = ctx;
   *out = std::move(mesh);
   return WEFT_RT_OK;
 }
 
 NcclMesh::~NcclMesh() {
+  // No check may run on communicators that are going away.
+  if (healthContext)
+    weft_rt_context_remove_health_checks(healthContext, watchdog.get());
+  // Aborted by the watchdog: nothing is left to free.
+  if (watchdog && watchdog->aborted())
+    return;
   // Destructors cannot report; children go before their parent.
   for (ncclComm_t &comm : groups) {
     if (!comm)

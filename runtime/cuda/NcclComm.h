@@ -10,6 +10,7 @@
 #ifndef WEFT_RUNTIME_CUDA_NCCLCOMM_H
 #define WEFT_RUNTIME_CUDA_NCCLCOMM_H
 
+#include "cuda/NcclWatchdog.h"
 #include "weft_rt.h"
 
 #include <cuda_runtime_api.h>
@@ -77,6 +78,9 @@ private:
   /// groups[0] is unused (null).
   std::vector<ncclComm_t> groups;
   bool broken = false;
+  /// Polled by the context's failure detector while the mesh lives.
+  weft_rt_context *healthContext = nullptr;
+  std::unique_ptr<NcclWatchdog> watchdog;
 };
 
 } // namespace weft::rt::cuda

@@ -2,4 +2,5 @@
 # host C++ only; blocks are packed with cudaMemcpy2DAsync, so no kernel.
 target_sources(WeftRuntimeCuda PRIVATE
   ${CMAKE_CURRENT_LIST_DIR}/NcclComm.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/NcclWatchdog.cpp
 )

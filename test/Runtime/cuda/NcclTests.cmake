@@ -23,3 +23,13 @@ foreach(ranks 1 2)
     PROCESSORS ${ranks}
     PASS_REGULAR_EXPRESSION "${ranks} ranks: [0-9]+ checks, 0 failed")
 endforeach()
+
+# The NCCL watchdog (the failure detector's health check) against a stand-in
+# for NCCL: runs without a GPU.
+add_executable(WeftNcclWatchdogTests NcclWatchdogTest.cpp)
+target_link_libraries(WeftNcclWatchdogTests PRIVATE WeftRuntimeCuda
+  GTest::gtest_main)
+target_include_directories(WeftNcclWatchdogTests PRIVATE
+  ${PROJECT_SOURCE_DIR}/runtime)
+gtest_discover_tests(WeftNcclWatchdogTests DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS cuda)
