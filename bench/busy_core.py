@@ -1,4 +1,4 @@
-#!/usr/bin/env python3
+#!/usr/bin/python3
 """Latency when the machine is not idle: weft and onnxruntime beside load.
 
 For each model (default: the shared resnet18 and bert_tiny) it compiles a
