@@ -161,13 +161,14 @@ bool weft::run::readManifest(StringRef dir, Package &out, std::string &error) {
             " (is '" + dir.str() + "' a package folder written by weftc?)";
     return false;
   }
-  if (!checkManifestDigest(dir, (*buffer)->getBuffer(), where, error))
-    return false;
   Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
   if (!parsed) {
     error = where + " is not valid JSON: " + toString(parsed.takeError());
     return false;
   }
+  // Before anything in it is believed: it is the manifest weftc wrote.
+  if (!checkManifestDigest(dir, (*buffer)->getBuffer(), where, error))
+    return false;
   const json::Object *root = parsed->getAsObject();
   auto bad = [&](const Twine &why) {
     error = (where + ": " + why).str();
