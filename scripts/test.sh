@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Weft and runs every test: lit + FileCheck,
 # gtest, the ONNX node conformance import, the SDK example and a short fuzz
-# run. Prints how long each stage took.
+# run of every fuzz target. Prints how long each stage took.
 #
 #   scripts/test.sh            # everything
 #   WEFT_FUZZ_SECONDS=0 scripts/test.sh   # skip the fuzz smoke run
@@ -19,7 +19,7 @@ fuzz_seconds=${WEFT_FUZZ_SECONDS:-60}
 if [[ $fuzz_seconds -gt 0 && -x $WEFT_ROOT/scripts/fuzz.sh ]]; then
   # A fixed seed and run count make the smoke run reproducible: it replays
   # the seed corpus and then the same mutations on every machine.
-  stage "fuzz smoke run (seed corpus + 4000 mutations)" \
+  stage "fuzz smoke run (each target: seed corpus + 4000 mutations)" \
     "$WEFT_ROOT/scripts/fuzz.sh" "$fuzz_seconds" -seed=1 -runs=4000
 fi
 echo "==> all stages done in $((SECONDS - total_start)) s"
