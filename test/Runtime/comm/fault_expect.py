@@ -11,14 +11,16 @@ FAULT is one of
   stop-rank:K    SIGSTOP the device program with --weights .../devK.bin
   kill-rank:K    SIGKILL it
   kill-launcher  SIGKILL weft-run itself (the command's own process)
-  none           no fault (the command must end by itself)
+  none           no fault (the command must end by itself; --max-seconds
+                 then bounds the whole run after the programs started)
 The fault comes --after seconds (default 1) after every expected program
 (--ranks, default 2) is running. --max-seconds bounds the time from the
 fault to the command's end. With kill-launcher, the command's exit is the
 signal's (-9) and the check is that every program and mpirun are gone
 within --max-seconds, and that Open MPI left no session folder behind.
 --same-env NAME checks, before the fault, that every program has NAME in
-its environment with one value.
+its environment with one value. --busy N keeps N processes spinning on a
+core each during the run.
 """
 
 import argparse
@@ -111,6 +113,7 @@ def main():
     parser.add_argument("--fault", required=True)
     parser.add_argument("--exit", type=int, required=True)
     parser.add_argument("--stderr", action="append", default=[])
+    parser.add_argument("--no-stderr", action="append", default=[])
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--after", type=float, default=1.0)
     parser.add_argument("--max-seconds", type=float, default=15)
@@ -118,11 +121,25 @@ def main():
     parser.add_argument("--same-env", action="append", default=[],
                         help="every program has this variable, with one "
                         "value (read from /proc/PID/environ)")
+    parser.add_argument("--busy", type=int, default=0,
+                        help="processes that spin on a core each for the "
+                        "whole run (a busy machine)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
 
     before = session_folders()
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"])
+                for _ in range(args.busy)]
+    try:
+        run(args, command, before)
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+
+
+def run(args, command, before):
     child = subprocess.Popen(command, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 60
@@ -181,6 +198,9 @@ def main():
     for pattern in args.stderr:
         if not re.search(pattern, err, re.MULTILINE):
             fail(f"stderr does not match /{pattern}/", out, err)
+    for pattern in args.no_stderr:
+        if re.search(pattern, err, re.MULTILINE):
+            fail(f"stderr matches /{pattern}/", out, err)
     left = [p for p in every if p in processes()]
     if left:
         fail(f"processes left behind: {left}", out, err)

@@ -100,8 +100,12 @@ def main():
     # interrupted copy): a real copy, not the shared symlinked bin/.
     pkg = os.path.join(root, "pkg-truncated")
     write_package(root, "pkg-truncated")
-    os.remove(os.path.join(pkg, "bin"))
-    os.makedirs(os.path.join(pkg, "bin"))
+    bin_dir = os.path.join(pkg, "bin")
+    if os.path.islink(bin_dir):
+        os.remove(bin_dir)
+    else:
+        shutil.rmtree(bin_dir)
+    os.makedirs(bin_dir)
     exe = os.path.join(pkg, "bin", "dev0")
     shutil.copy2(os.path.join(root, "pkg", "bin", "dev0"), exe)
     write_package(root, "pkg-truncated")
