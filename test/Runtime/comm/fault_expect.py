@@ -18,7 +18,9 @@ The fault comes --after seconds (default 1) after every expected program
 fault to the command's end. With kill-launcher, the command's exit is the
 signal's (-9) and the check is that every program and mpirun are gone
 within --max-seconds, and that Open MPI left no session folder behind.
---same-env NAME checks, before the fault, that every program has NAME in
+--max-cpu RANK:SHARE checks, before the fault, that RANK used at most SHARE
+of a core over --cpu-window seconds. --same-env NAME checks, before the
+fault, that every program has NAME in
 its environment with one value. --busy N keeps N processes spinning on a
 core each during the run.
 """
@@ -75,10 +77,19 @@ def descendants(root):
 
 
 def programs(root):
-    """Device programs under `root`: rank -> pid (by their --weights)."""
+    """Device programs at or under `root`: rank -> pid (by their
+    --weights, or rank 0 for a program started without one)."""
     ranks = {}
-    for pid, argv in descendants(root).items():
-        if not argv or "mpirun" in os.path.basename(argv[0]):
+    table = processes()
+    found = descendants(root)
+    if root in table:
+        found[root] = table[root][1]
+    for pid, argv in found.items():
+        if not argv or "mpirun" in os.path.basename(argv[0]) or \
+                "weft-run" in os.path.basename(argv[0]):
+            continue
+        if pid == root and "--weights" not in argv:
+            ranks[0] = pid
             continue
         for i, arg in enumerate(argv):
             if arg == "--weights" and i + 1 < len(argv):
@@ -86,6 +97,13 @@ def programs(root):
                 if m:
                     ranks[int(m.group(1))] = pid
     return ranks
+
+
+def cpu_seconds(pid):
+    """User + system CPU seconds of a process so far."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def environment(pid):
@@ -124,6 +142,11 @@ def main():
     parser.add_argument("--busy", type=int, default=0,
                         help="processes that spin on a core each for the "
                         "whole run (a busy machine)")
+    parser.add_argument("--max-cpu", metavar="RANK:SHARE",
+                        help="before the fault, RANK uses at most SHARE of "
+                        "a core over --cpu-window seconds (a rank waiting "
+                        "for a peer must not spin)")
+    parser.add_argument("--cpu-window", type=float, default=3.0)
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args()
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
@@ -160,6 +183,18 @@ def run(args, command, before):
             child.kill()
             out, err = child.communicate()
             fail(f"{name} differs between the programs: {values}", out, err)
+    if args.max_cpu:
+        rank, _, share = args.max_cpu.partition(":")
+        pid = ranks[int(rank)]
+        start_cpu, start = cpu_seconds(pid), time.monotonic()
+        time.sleep(args.cpu_window)
+        used = (cpu_seconds(pid) - start_cpu) / (time.monotonic() - start)
+        print(f"rank {rank} used {used:.1%} of a core while it waited")
+        if used > float(share):
+            child.kill()
+            out, err = child.communicate()
+            fail(f"rank {rank} used {used:.1%} of a core over "
+                 f"{args.cpu_window} s (at most {float(share):.0%})", out, err)
     kind, _, which = args.fault.partition(":")
     if kind in ("stop-rank", "kill-rank"):
         os.kill(ranks[int(which)],
