@@ -267,6 +267,10 @@ std::optional<Expected<Cluster>> loadPreset(StringRef name) {
 Error verifyMesh(const Cluster &cluster, const Mesh &mesh) {
   if (mesh.shape.empty())
     return makeError("mesh '" + mesh.name + "' has no dimensions");
+  if (mesh.shape.size() > static_cast<size_t>(kMaxMeshAxes))
+    return makeError(
+        "mesh '" + mesh.name + "' has " + Twine(mesh.shape.size()) +
+        " axes; the runtime supports at most " + Twine(kMaxMeshAxes));
   for (int64_t dim : mesh.shape)
     if (dim < 1)
       return makeError("mesh '" + mesh.name + "' has shape " +
@@ -293,6 +297,10 @@ Error verifyMesh(const Cluster &cluster, const Mesh &mesh) {
 Error setMeshShape(Cluster &cluster, ArrayRef<int64_t> shape) {
   if (shape.empty())
     return makeError("a mesh shape needs at least one dimension");
+  if (shape.size() > static_cast<size_t>(kMaxMeshAxes))
+    return makeError(
+        "mesh shape " + fmtShape(shape) + " has " + Twine(shape.size()) +
+        " axes; the runtime supports at most " + Twine(kMaxMeshAxes));
   int64_t available = static_cast<int64_t>(cluster.devices.size());
   int64_t product = 1;
   for (int64_t dim : shape) {
@@ -331,6 +339,12 @@ Expected<std::vector<int64_t>> parseMeshShape(StringRef text) {
     return bad("it is empty");
   SmallVector<StringRef> parts;
   trimmed.split(parts, 'x', /*MaxSplit=*/-1, /*KeepEmpty=*/true);
+  if (parts.size() > static_cast<size_t>(kMaxMeshAxes)) {
+    // Not bad(): the shape is well formed, only longer than runs.
+    return makeError(
+        "invalid mesh shape '" + text + "': it has " + Twine(parts.size()) +
+        " axes; the runtime supports at most " + Twine(kMaxMeshAxes));
+  }
   std::vector<int64_t> shape;
   for (StringRef part : parts) {
     int64_t dim = 0;

@@ -537,6 +537,11 @@ static bool readMesh(SpecReader &reader, const json::Value &value,
     return false;
   if (shapeArr->empty())
     return reader.fail(shapePath, "a mesh needs at least one dimension");
+  if (shapeArr->size() > static_cast<size_t>(kMaxMeshAxes))
+    return reader.fail(shapePath, std::to_string(shapeArr->size()) +
+                                      " axes, but the runtime supports at "
+                                      "most " +
+                                      std::to_string(kMaxMeshAxes));
   int64_t numDevices = static_cast<int64_t>(cluster.devices.size());
   for (size_t i = 0; i < shapeArr->size(); ++i) {
     int64_t dim = 0;

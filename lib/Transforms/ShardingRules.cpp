@@ -558,7 +558,13 @@ mlir::weft::enumerateStrategies(const LoopSpace &space,
         usable[loop] = true;
 
   std::vector<LoopAxes> strategies;
-  int64_t numAxes = meshShape.size();
+  // An axis of size 1 splits nothing: only the others pick loops, so that
+  // the enumeration does not grow with the count of size-1 axes.
+  SmallVector<int> splitting;
+  for (auto [a, size] : llvm::enumerate(meshShape))
+    if (size > 1)
+      splitting.push_back(static_cast<int>(a));
+  int64_t numAxes = splitting.size();
   int64_t numLoops = space.sizes.size();
   // Each axis picks a loop in [-1, numLoops): mixed-radix enumeration.
   SmallVector<int> pick(numAxes, -1);
@@ -568,10 +574,10 @@ mlir::weft::enumerateStrategies(const LoopSpace &space,
     for (int64_t a = 0; a < numAxes && valid; ++a) {
       if (pick[a] < 0)
         continue;
-      if (!usable[pick[a]] || meshShape[a] == 1)
+      if (!usable[pick[a]])
         valid = false;
       else
-        strategy[pick[a]].push_back(a);
+        strategy[pick[a]].push_back(splitting[a]);
     }
     for (int64_t l = 0; l < numLoops && valid; ++l) {
       if (strategy[l].empty())

@@ -208,6 +208,9 @@ const BrokenSpec brokenSpecs[] = {
      "must be from 1"},
     {R"("shape": [2, 2])", R"("shape": [])", "meshes[0].shape",
      "at least one dimension"},
+    // More axes than the runtime's collectives take (kMaxMeshAxes).
+    {R"("shape": [2, 2])", R"("shape": [2, 2, 1, 1, 1, 1, 1, 1, 1])",
+     "meshes[0].shape", "9 axes, but the runtime supports at most 8"},
     {R"(["c0", "c1", "g0", "g1"])", R"(["c0", "c1", "g0", "g9"])",
      "meshes[0].devices[3]", "unknown device 'g9'"},
     {R"(["c0", "c1", "g0", "g1"])", R"(["c0", "c1", "g0", "g0"])",
@@ -444,6 +447,9 @@ TEST(MeshShape, SetMeshShape) {
   EXPECT_EQ(errorText(setMeshShape(*cluster, {})),
             "a mesh shape needs at least one dimension");
   EXPECT_NE(errorText(setMeshShape(*cluster, {1 << 30, 1 << 30, 1 << 30})), "");
+  EXPECT_EQ(errorText(setMeshShape(*cluster, {2, 1, 1, 1, 1, 1, 1, 1, 1})),
+            "mesh shape 2x1x1x1x1x1x1x1x1 has 9 axes; the runtime supports "
+            "at most 8");
   // The failed attempts left the mesh alone.
   EXPECT_EQ(cluster->meshes[0].shape, (std::vector<int64_t>{4}));
 
@@ -465,6 +471,12 @@ TEST(MeshShape, VerifyMesh) {
   EXPECT_EQ(errorText(verifyMesh(*cluster, Mesh{"m", {1}, {9}})),
             "mesh 'm' names device index 9 but the cluster has 2 devices");
   EXPECT_EQ(errorText(verifyMesh(*cluster, Mesh{"m", {2, 1}, {1, 0}})), "");
+  EXPECT_EQ(errorText(verifyMesh(
+                *cluster, Mesh{"m", {2, 1, 1, 1, 1, 1, 1, 1, 1}, {1, 0}})),
+            "mesh 'm' has 9 axes; the runtime supports at most 8");
+  EXPECT_EQ(errorText(verifyMesh(*cluster,
+                                 Mesh{"m", {2, 1, 1, 1, 1, 1, 1, 1}, {1, 0}})),
+            "");
 }
 
 TEST(MeshShape, Parse) {
@@ -474,6 +486,12 @@ TEST(MeshShape, Parse) {
   Expected<std::vector<int64_t>> flat = parseMeshShape("8");
   ASSERT_OK(flat);
   EXPECT_EQ(*flat, (std::vector<int64_t>{8}));
+  Expected<std::vector<int64_t>> eight = parseMeshShape("2x1x1x1x1x1x1x1");
+  ASSERT_OK(eight);
+  EXPECT_EQ(eight->size(), 8u);
+  EXPECT_EQ(errorText(parseMeshShape("2x1x1x1x1x1x1x1x1").takeError()),
+            "invalid mesh shape '2x1x1x1x1x1x1x1x1': it has 9 axes; the "
+            "runtime supports at most 8");
   for (const char *bad :
        {"", "2x", "x2", "2x0", "2x-1", "2*2", "axb", "2xx2"}) {
     Expected<std::vector<int64_t>> result = parseMeshShape(bad);

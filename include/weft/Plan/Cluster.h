@@ -23,6 +23,11 @@
 
 namespace weft::plan {
 
+/// The most axes a mesh may have: what the runtime's collectives support
+/// (kMaxMeshAxes in runtime/comm/Comm.h). Meshes are refused where they
+/// enter (--mesh, a cluster spec's meshes), not when a program starts.
+inline constexpr int kMaxMeshAxes = 8;
+
 /// The element types the cost model knows FLOP/s for.
 enum class DType { F32, F16, BF16, F64, I8, I32, I64, Bool };
 
@@ -170,8 +175,9 @@ llvm::Expected<double> parseByteSize(llvm::StringRef text);
 /// leaves the cluster unchanged).
 void overrideDeviceMemory(Cluster &cluster, double bytes);
 
-/// Checks that `mesh` fits `cluster`: positive shape whose product is the
-/// number of devices, each a valid, distinct device index.
+/// Checks that `mesh` fits `cluster`: a positive shape of at most
+/// kMaxMeshAxes dimensions whose product is the number of devices, each a
+/// valid, distinct device index.
 llvm::Error verifyMesh(const Cluster &cluster, const Mesh &mesh);
 
 /// "planning only: <reasons>" when some device's kind is not targetable,
