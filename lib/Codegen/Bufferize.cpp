@@ -76,6 +76,29 @@ static Value outputBufferOf(Value result) {
   return materialize.getDest();
 }
 
+/// Every weft op that computes on tensors must have been lowered or have a
+/// bufferization model by now. One that has neither is a bug in Weft (the
+/// importer let through an op that codegen cannot handle), reported with
+/// the op and its ONNX node instead of one-shot bufferization's "op was not
+/// bufferized".
+static LogicalResult checkEveryOpLowers(ModuleOp module,
+                                        const BufferizationOptions &options) {
+  WalkResult result = module.walk([&](Operation *op) {
+    if (!isa<WeftDialect>(op->getDialect()) ||
+        options.dynCastBufferizableOp(op))
+      return WalkResult::advance();
+    auto isTensor = [](Type t) { return isa<TensorType>(t); };
+    if (llvm::none_of(op->getOperandTypes(), isTensor) &&
+        llvm::none_of(op->getResultTypes(), isTensor))
+      return WalkResult::advance();
+    op->emitError() << "internal: " << op->getName()
+                    << " has no lowering for this target; this is a bug in "
+                       "Weft, please report it with the model";
+    return WalkResult::interrupt();
+  });
+  return failure(result.wasInterrupted());
+}
+
 namespace {
 
 /// A heavy weft op: reads its operands, writes only fresh result buffers.
@@ -315,6 +338,8 @@ struct WeftBufferizePass : weft::impl::WeftBufferizeBase<WeftBufferizePass> {
       return success();
     };
     options.bufferAlignment = kBufferAlignment;
+    if (failed(checkEveryOpLowers(module, options)))
+      return signalPassFailure();
     BufferizationState state;
     if (failed(runOneShotBufferize(module, options, state)))
       return signalPassFailure();

@@ -699,6 +699,59 @@ template <typename OpTy> struct ReshapePattern : OpRewritePattern<OpTy> {
   }
 };
 
+/// weft.range: element i is start + i * delta, computed as the folder
+/// computes ranges short enough to fold (in f64 for floats, wrapping in the
+/// element type for integers), so that both give the same values.
+struct RangePattern : OpRewritePattern<RangeOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(RangeOp op,
+                                PatternRewriter &rewriter) const override {
+    RankedTensorType resultType = op.getType();
+    if (!resultType.hasStaticShape())
+      return rewriter.notifyMatchFailure(op, "result shape is not static");
+    MLIRContext *ctx = rewriter.getContext();
+    Location loc = op.getLoc();
+    AffineMap scalar = AffineMap::get(1, 0, {}, ctx);
+    SmallVector<AffineMap> maps = {scalar, scalar,
+                                   AffineMap::getMultiDimIdentityMap(1, ctx)};
+    Value init = tensor::EmptyOp::create(rewriter, loc, resultType.getShape(),
+                                         resultType.getElementType());
+    auto generic = linalg::GenericOp::create(
+        rewriter, loc, TypeRange{resultType},
+        ValueRange{op.getStart(), op.getDelta()}, ValueRange{init}, maps,
+        {utils::IteratorType::parallel},
+        [&](OpBuilder &b, Location nloc, ValueRange args) {
+          Value index = linalg::IndexOp::create(b, nloc, 0);
+          Type element = args[0].getType();
+          Value result;
+          if (auto floatType = dyn_cast<FloatType>(element)) {
+            Type f64 = b.getF64Type();
+            auto widen = [&](Value v) -> Value {
+              return v.getType() == f64
+                         ? v
+                         : arith::ExtFOp::create(b, nloc, f64, v);
+            };
+            Value i = arith::SIToFPOp::create(
+                b, nloc, f64,
+                arith::IndexCastOp::create(b, nloc, b.getI64Type(), index));
+            result = arith::AddFOp::create(
+                b, nloc, widen(args[0]),
+                arith::MulFOp::create(b, nloc, i, widen(args[1])));
+            if (floatType != f64)
+              result = arith::TruncFOp::create(b, nloc, floatType, result);
+          } else {
+            Value i = arith::IndexCastOp::create(b, nloc, element, index);
+            result = arith::AddIOp::create(
+                b, nloc, args[0], arith::MulIOp::create(b, nloc, i, args[1]));
+          }
+          linalg::YieldOp::create(b, nloc, result);
+        });
+    rewriter.replaceOp(op, generic.getResult(0));
+    return success();
+  }
+};
+
 /// weft.constant becomes arith.constant (bufferized to a constant global).
 struct ConstantPattern : OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
@@ -724,17 +777,17 @@ struct WeftLowerToLinalgPass
                  ElementwisePattern<SelectOp>, ElementwisePattern<CastOp>,
                  ClipPattern, ExpandPattern, ReshapePattern<ReshapeOp>,
                  ReshapePattern<FlattenOp>, ReshapePattern<SqueezeOp>,
-                 ReshapePattern<UnsqueezeOp>, TriluPattern, ConstantPattern>(
-        ctx);
+                 ReshapePattern<UnsqueezeOp>, TriluPattern, RangePattern,
+                 ConstantPattern>(ctx);
     // Every op the patterns match must go: a left-over one means a shape
     // that is not static, which weftc reports before codegen.
     ConversionTarget target(*ctx);
     target
         .addLegalDialect<linalg::LinalgDialect, tensor::TensorDialect,
                          arith::ArithDialect, math::MathDialect, WeftDialect>();
-    target
-        .addIllegalOp<UnaryOp, BinaryOp, SelectOp, CastOp, ClipOp, ExpandOp,
-                      ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TriluOp>();
+    target.addIllegalOp<UnaryOp, BinaryOp, SelectOp, CastOp, ClipOp, ExpandOp,
+                        ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp, TriluOp,
+                        RangeOp>();
     target.addDynamicallyLegalOp<ConstantOp>(
         [](ConstantOp op) { return !isa<DenseElementsAttr>(op.getValue()); });
     target.markUnknownOpDynamicallyLegal([](Operation *) { return true; });

@@ -18,3 +18,18 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   %r = weft.softmax %w axis 0 : tensor<4xf32> -> tensor<4xf32>
   return %r : tensor<4xf32>
 }
+
+// -----
+
+// Tests that a weft op with neither a lowering nor a bufferization model
+// (weft.range here, too long to fold: weft-lower-to-linalg, which lowers it,
+// does not run) is reported by name as a bug in Weft, before one-shot
+// bufferization.
+func.func @main() -> tensor<70000xi64> {
+  %start = arith.constant dense<0> : tensor<i64>
+  %limit = arith.constant dense<70000> : tensor<i64>
+  %delta = arith.constant dense<1> : tensor<i64>
+  // expected-error @+1 {{internal: weft.range has no lowering for this target; this is a bug in Weft, please report it with the model}}
+  %r = weft.range %start, %limit, %delta : (tensor<i64>, tensor<i64>, tensor<i64>) -> tensor<70000xi64>
+  return %r : tensor<70000xi64>
+}

@@ -167,6 +167,15 @@ static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"),
 static constexpr int kExitBadInput = 1;
 static constexpr int kExitInternal = 70;
 
+/// Set when an error says "internal: ...": a bug in Weft, not in the input.
+static bool sawInternalError = false;
+
+/// The exit code after a failed stage: 70 when an internal error was
+/// reported, else 1 (the model or options were refused).
+static int stageFailure() {
+  return sawInternalError ? kExitInternal : kExitBadInput;
+}
+
 /// Prints diagnostics as "FILE: error: MESSAGE" (ONNX locations have no
 /// line numbers; messages name the node).
 static void printDiagnostic(Diagnostic &diag) {
@@ -193,6 +202,9 @@ static void printDiagnostic(Diagnostic &diag) {
   });
   // Importer messages already start with the node; codegen ones do not.
   std::string message = diag.str();
+  if (diag.getSeverity() == DiagnosticSeverity::Error &&
+      StringRef(message).starts_with("internal:"))
+    sawInternalError = true;
   if (!where.empty() && !StringRef(message).starts_with("node '"))
     os << "node '" << where << "': ";
   os << message << "\n";
@@ -540,7 +552,7 @@ int main(int argc, char **argv) {
     PassManager pm(&context);
     pm.addPass(createCanonicalizerPass());
     if (failed(pm.run(*module)))
-      return kExitBadInput;
+      return stageFailure();
     if (!shardingFile.empty() && failed(checkConstraintsAfterFolding(
                                      *module, shardingFile, constrained)))
       return kExitBadInput;
@@ -581,7 +593,7 @@ int main(int argc, char **argv) {
         emitKind == EmitKind::Plan || emitKind == EmitKind::Mlir;
     AutoShardReport report;
     if (failed(autoShard(*module, shardOptions, report)))
-      return kExitBadInput;
+      return stageFailure();
     clock.lap("plan");
     std::string note = plan::planningNote(shardOptions.cluster);
     if (!quiet && !note.empty())
@@ -630,7 +642,7 @@ int main(int argc, char **argv) {
       buildDevicePipeline(pm, *device, weights.bytes, gpuArchs, constantsPath,
                           /*stopAtBuffers=*/false);
       if (failed(pm.run(*device)))
-        return kExitBadInput;
+        return stageFailure();
       if (cuda &&
           failed(appendDeviceConstants(*device, constantsPath, weights)))
         return kExitInternal;
@@ -756,7 +768,7 @@ int main(int argc, char **argv) {
     buildDevicePipeline(pm, *module, weights.bytes, gpuArchs, constantsPath,
                         /*stopAtBuffers=*/emitKind == EmitKind::Mlir);
     if (failed(pm.run(*module)))
-      return kExitBadInput;
+      return stageFailure();
   }
   if (cuda && failed(appendDeviceConstants(*module, constantsPath, weights)))
     return kExitInternal;
