@@ -182,9 +182,11 @@ static std::optional<int64_t> getFoldCount(Type type,
   }
   if (allSplat)
     return 1;
-  if (tensor.getNumElements() > kMaxFoldElements)
+  // Overflow-safe: a broadcast result's shape was never checked as a whole.
+  std::optional<int64_t> count = getNumElements(tensor.getShape());
+  if (!count || *count > kMaxFoldElements)
     return std::nullopt;
-  return tensor.getNumElements();
+  return *count;
 }
 
 /// A dense attribute of `type` from doubles rounded to its float type; one

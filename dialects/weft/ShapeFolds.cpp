@@ -105,8 +105,11 @@ static DenseElementsAttr getDense(Attribute attr) {
 /// True when a folder may build a constant of `type` that is not a splat.
 static bool isFoldableType(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
-  return tensor && tensor.hasStaticShape() &&
-         tensor.getNumElements() <= kFoldElementLimit;
+  if (!tensor || !tensor.hasStaticShape())
+    return false;
+  // Overflow-safe: not every result shape was checked as a whole.
+  std::optional<int64_t> count = getNumElements(tensor.getShape());
+  return count && *count <= kFoldElementLimit;
 }
 
 /// A splat of `attr`'s single value with type `type`, when `attr` is a splat

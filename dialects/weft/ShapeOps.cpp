@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/KnownShapeValues.h"
+#include "weft/WeftLimits.h"
 #include "weft/WeftOps.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -19,6 +20,18 @@
 
 using namespace mlir;
 using namespace mlir::weft;
+
+/// Refuses a result shape made from operand values (a shape operand, pads,
+/// repeats, a range's bounds) that is too large to compile: the shape enters
+/// Weft here, so later stages never multiply past int64_t.
+static LogicalResult checkResultSize(ArrayRef<int64_t> shape, Type elementType,
+                                     std::optional<Location> loc) {
+  if (std::optional<std::string> problem = checkTensorSize(shape, elementType))
+    return emitOptionalError(loc, "result ",
+                             RankedTensorType::get(shape, elementType), " ",
+                             *problem);
+  return success();
+}
 
 static constexpr int64_t kDynamic = ShapedType::kDynamic;
 
@@ -187,7 +200,8 @@ LogicalResult ReshapeOp::inferReturnTypes(MLIRContext *,
   FailureOr<SmallVector<int64_t>> shape = inferReshape(
       inputType->getShape(), getKnownShapeEntries(adaptor.getShape()),
       adaptor.getAllowzero(), loc);
-  if (failed(shape))
+  if (failed(shape) ||
+      failed(checkResultSize(*shape, inputType->getElementType(), loc)))
     return failure();
   inferred.push_back(
       RankedTensorType::get(*shape, inputType->getElementType()));
@@ -754,7 +768,8 @@ LogicalResult ExpandOp::inferReturnTypes(MLIRContext *,
                                " is negative");
   FailureOr<SmallVector<int64_t>> shape =
       broadcastShapes({inputType->getShape(), entries}, loc);
-  if (failed(shape))
+  if (failed(shape) ||
+      failed(checkResultSize(*shape, inputType->getElementType(), loc)))
     return failure();
   inferred.push_back(
       RankedTensorType::get(*shape, inputType->getElementType()));
@@ -820,7 +835,13 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
       shape.push_back(before == 0 && after == 0 ? dim : kDynamic);
       continue;
     }
-    int64_t size = dim + before + after;
+    // Pads are attributes of any int64 value: add in 128 bits.
+    __int128 wide = static_cast<__int128>(dim) + before + after;
+    if (wide > kMaxDimSize)
+      return emitOptionalError(loc, "pads ", before, " and ", after,
+                               " make dimension ", d, " larger than ",
+                               kMaxDimSize, ", the largest Weft compiles");
+    int64_t size = static_cast<int64_t>(wide);
     if (size < 0)
       return emitOptionalError(loc, "pads ", before, " and ", after,
                                " leave a negative size in dimension ", d,
@@ -837,6 +858,8 @@ LogicalResult PadOp::inferReturnTypes(MLIRContext *,
     }
     shape.push_back(size);
   }
+  if (failed(checkResultSize(shape, inputType->getElementType(), loc)))
+    return failure();
   inferred.push_back(RankedTensorType::get(shape, inputType->getElementType()));
   return success();
 }
@@ -869,9 +892,15 @@ LogicalResult TileOp::inferReturnTypes(MLIRContext *,
       shape.push_back(d);
     else if (ShapedType::isDynamic(r) || ShapedType::isDynamic(d))
       shape.push_back(kDynamic);
+    else if (r > kMaxDimSize / d)
+      return emitOptionalError(loc, "repeat ", r, " of a dimension of size ", d,
+                               " gives more than ", kMaxDimSize,
+                               ", the largest dimension Weft compiles");
     else
       shape.push_back(d * r);
   }
+  if (failed(checkResultSize(shape, inputType->getElementType(), loc)))
+    return failure();
   inferred.push_back(RankedTensorType::get(shape, inputType->getElementType()));
   return success();
 }
@@ -962,6 +991,8 @@ ConstantOfShapeOp::inferReturnTypes(MLIRContext *, std::optional<Location> loc,
     if (!ShapedType::isDynamic(v) && v < 0)
       return emitOptionalError(loc, "shape entry ", v, " at index ", i,
                                " is negative");
+  if (failed(checkResultSize(shape, elementType, loc)))
+    return failure();
   inferred.push_back(RankedTensorType::get(shape, elementType));
   return success();
 }
@@ -990,8 +1021,10 @@ getRangeLength(Value start, Value limit, Value delta,
     double n = std::ceil((lv - sv) / dv);
     if (!(n > 0))
       return std::optional<int64_t>(0);
-    if (n > static_cast<double>(std::numeric_limits<int32_t>::max()))
-      return emitOptionalError(loc, "range of ", n, " elements is too long");
+    if (n > static_cast<double>(kMaxDimSize))
+      return emitOptionalError(loc, "range of ", n, " elements is longer than ",
+                               kMaxDimSize,
+                               ", the largest dimension Weft compiles");
     return std::optional<int64_t>(static_cast<int64_t>(n));
   }
   auto toInt = [&](DenseElementsAttr attr) {
@@ -1008,6 +1041,10 @@ getRangeLength(Value start, Value limit, Value delta,
   if ((dv > 0 && span <= 0) || (dv < 0 && span >= 0))
     return std::optional<int64_t>(0);
   __int128 n = (span + (dv > 0 ? dv - 1 : dv + 1)) / dv;
+  if (n > kMaxDimSize)
+    return emitOptionalError(loc, "range of ", static_cast<double>(n),
+                             " elements is longer than ", kMaxDimSize,
+                             ", the largest dimension Weft compiles");
   return std::optional<int64_t>(static_cast<int64_t>(n));
 }
 

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Codegen/Passes.h"
+#include "weft/Codegen/ProgramABI.h"
 #include "weft/WeftDialect.h"
 #include "weft/WeftOps.h"
 
@@ -752,7 +753,13 @@ struct RangePattern : OpRewritePattern<RangeOp> {
   }
 };
 
-/// weft.constant becomes arith.constant (bufferized to a constant global).
+/// Splat constants larger than this are filled at run time into an arena
+/// buffer, not written out as a global: a ConstantOfShape of many GiB would
+/// otherwise take LLVM minutes to emit and no object file could hold it.
+static constexpr int64_t kMaxSplatGlobalBytes = 1 << 20;
+
+/// weft.constant becomes arith.constant (bufferized to a constant global),
+/// or a linalg.fill for a large splat.
 struct ConstantPattern : OpRewritePattern<ConstantOp> {
   using OpRewritePattern::OpRewritePattern;
 
@@ -761,6 +768,21 @@ struct ConstantPattern : OpRewritePattern<ConstantOp> {
     auto value = dyn_cast<DenseElementsAttr>(op.getValue());
     if (!value)
       return rewriter.notifyMatchFailure(op, "not a dense constant");
+    auto type = cast<RankedTensorType>(op.getType());
+    // arith.constant takes signless scalars only: ui8 splats stay globals.
+    Type element = type.getElementType();
+    bool signless = !element.isInteger() || element.isSignlessInteger();
+    if (value.isSplat() && signless && type.hasStaticShape() &&
+        type.getNumElements() * getStorageBytes(element) >
+            kMaxSplatGlobalBytes) {
+      Location loc = op.getLoc();
+      Value scalar = arith::ConstantOp::create(
+          rewriter, loc, cast<TypedAttr>(value.getSplatValue<Attribute>()));
+      Value init =
+          tensor::EmptyOp::create(rewriter, loc, type.getShape(), element);
+      rewriter.replaceOpWithNewOp<linalg::FillOp>(op, scalar, init);
+      return success();
+    }
     if (value.getType() != op.getType())
       value = value.reshape(cast<ShapedType>(op.getType()));
     rewriter.replaceOpWithNewOp<arith::ConstantOp>(op, value);

@@ -6,6 +6,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/Codegen/DeviceMemory.h"
 #include "weft/Codegen/MemoryPlanner.h"
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
@@ -22,6 +23,56 @@ namespace mlir::weft {
 
 using namespace mlir;
 using namespace mlir::weft;
+
+/// Refuses a program that cannot fit its device's memory (the module's
+/// kDeviceMemoryBytesAttr; not checked without it): a single buffer or
+/// constant larger than the memory, named by its ONNX node, or the arena,
+/// the weights and the constants together.
+static LogicalResult checkFitsDevice(ModuleOp module,
+                                     ArrayRef<memref::AllocOp> allocs,
+                                     ArrayRef<BufferLifetime> lifetimes,
+                                     int64_t arenaBytes) {
+  auto memoryAttr = module->getAttrOfType<IntegerAttr>(kDeviceMemoryBytesAttr);
+  if (!memoryAttr)
+    return success();
+  int64_t memory = memoryAttr.getInt();
+  std::string budget = std::to_string(memory) + " bytes";
+  if (auto source = module->getAttrOfType<StringAttr>(kDeviceMemorySourceAttr))
+    budget += " (" + source.str() + ")";
+  auto tooLarge = [&](Operation *op, MemRefType type, int64_t bytes) {
+    return op->emitError() << RankedTensorType::get(type.getShape(),
+                                                    type.getElementType())
+                           << " (" << bytes
+                           << " bytes) does not fit in the device's memory, "
+                           << budget;
+  };
+  for (auto [alloc, lifetime] : llvm::zip(allocs, lifetimes)) {
+    memref::AllocOp buffer = alloc;
+    if (lifetime.bytes > memory)
+      return tooLarge(buffer, buffer.getType(), lifetime.bytes);
+  }
+  int64_t constantBytes = 0;
+  for (auto global : module.getOps<memref::GlobalOp>()) {
+    if (!global.getConstant() || !global.getInitialValue())
+      continue;
+    MemRefType type = global.getType();
+    int64_t bytes =
+        type.getNumElements() * getStorageBytes(type.getElementType());
+    if (bytes > memory)
+      return tooLarge(global, type, bytes);
+    constantBytes += bytes;
+  }
+  int64_t weightsBytes = 0;
+  if (auto attr = module->getAttrOfType<IntegerAttr>(kWeightsBytesAttr))
+    weightsBytes = attr.getInt();
+  int64_t total = arenaBytes + weightsBytes + constantBytes;
+  if (total <= memory)
+    return success();
+  return module.emitError()
+         << "the device program needs " << total << " bytes of memory (arena "
+         << arenaBytes << ", weights " << weightsBytes << ", constants "
+         << constantBytes << "), more than the device's " << budget;
+}
 
 namespace {
 
@@ -88,6 +139,10 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
 
     MemoryPlan plan = planMemory(lifetimes, kBufferAlignment);
     int64_t base = alignTo64(ioBytes.getInt());
+    int64_t arenaBytes = alignTo64(base + plan.peakBytes);
+    // Before the allocations become views: they name the buffers.
+    if (failed(checkFitsDevice(module, allocs, lifetimes, arenaBytes)))
+      return signalPassFailure();
     Value arena = func.getArgument(1);
     for (auto [alloc, offset] : llvm::zip(allocs, plan.offsets)) {
       OpBuilder b(alloc);
@@ -98,7 +153,6 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
       alloc.replaceAllUsesWith(view);
       alloc.erase();
     }
-    int64_t arenaBytes = alignTo64(base + plan.peakBytes);
     module->setAttr(
         kArenaBytesAttr,
         IntegerAttr::get(IntegerType::get(&getContext(), 64), arenaBytes));

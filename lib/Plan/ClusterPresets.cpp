@@ -18,6 +18,8 @@
 #include <cstdio>
 #include <thread>
 
+#include <unistd.h>
+
 using namespace llvm;
 
 namespace weft::plan {
@@ -393,6 +395,14 @@ Expected<double> parseByteSize(StringRef text) {
   if (!std::isfinite(value) || value <= 0)
     return bad("it must be a positive, finite size");
   return value;
+}
+
+double hostMemoryBytes() {
+  long pages = sysconf(_SC_PHYS_PAGES);
+  long pageBytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || pageBytes <= 0)
+    return 0;
+  return static_cast<double>(pages) * static_cast<double>(pageBytes);
 }
 
 void overrideDeviceMemory(Cluster &cluster, double bytes) {

@@ -14,6 +14,7 @@
 #include "PlanReport.h"
 #include "ShardingFile.h"
 
+#include "weft/Codegen/DeviceMemory.h"
 #include "weft/Codegen/ObjectEmitter.h"
 #include "weft/Codegen/Package.h"
 #include "weft/Codegen/Passes.h"
@@ -261,6 +262,75 @@ static LogicalResult parseGpuArchs(StringRef text, std::vector<int> &archs,
   return success();
 }
 
+/// The memory a device program must fit, and where the figure is from.
+struct DeviceMemory {
+  int64_t bytes = 0;
+  std::string source;
+};
+
+/// The memory of mesh position `position`: --device-memory when given (the
+/// planner's options already hold it), else the cluster's device memory when
+/// there is a cluster (--cluster, or several devices), else for one device
+/// this machine's memory (CPU) or an 80 GB GPU's (an H100's; CUDA).
+static DeviceMemory deviceMemoryOf(const plan::Cluster &cluster,
+                                   const plan::Mesh &mesh, int64_t position) {
+  const plan::DeviceKind &kind =
+      cluster.kinds[cluster.devices[mesh.devices[position]].kind];
+  DeviceMemory memory;
+  // Any finite figure is accepted; past 2^62 bytes nothing is refused.
+  memory.bytes = static_cast<int64_t>(std::min(kind.memoryBytes, 0x1p62));
+  if (deviceMemoryFlag.getNumOccurrences()) {
+    memory.source = "--device-memory";
+    return memory;
+  }
+  if (clusterName.getNumOccurrences() || mesh.size() > 1) {
+    memory.source = "cluster '" + cluster.name + "'";
+    return memory;
+  }
+  if (targetName == "cuda") {
+    memory.bytes = 80'000'000'000;
+    memory.source = "the default for one GPU, an H100's; --device-memory "
+                    "or --cluster sets another";
+    return memory;
+  }
+  if (double host = plan::hostMemoryBytes(); host > 0) {
+    memory.bytes = static_cast<int64_t>(host);
+    memory.source = "this machine's memory; --device-memory sets another";
+    return memory;
+  }
+  memory.source = "the cpu:1 preset's, as this machine's memory is "
+                  "unknown; --device-memory sets another";
+  return memory;
+}
+
+/// Refuses a program input or output larger than the device's memory,
+/// naming it: the arena holds them all.
+static bool checkIOFits(ArrayRef<TensorDescription> tensors, StringRef what,
+                        const DeviceMemory &memory) {
+  for (const TensorDescription &t : tensors) {
+    double bytes = 1;
+    std::string shape;
+    for (int64_t d : t.shape) {
+      bytes *= static_cast<double>(d);
+      shape += std::to_string(d) + "x";
+    }
+    int64_t element = t.dtype == "f64" || t.dtype == "i64"    ? 8
+                      : t.dtype == "f32" || t.dtype == "i32"  ? 4
+                      : t.dtype == "f16" || t.dtype == "bf16" ? 2
+                                                              : 1;
+    bytes *= static_cast<double>(element);
+    if (bytes <= static_cast<double>(memory.bytes))
+      continue;
+    llvm::WithColor::error(llvm::errs(), "weftc")
+        << what << " '" << t.name << "' (" << shape << t.dtype << ", "
+        << llvm::formatv("{0:F0}", bytes) << " bytes) does not fit in the "
+        << "device's memory, " << memory.bytes << " bytes (" << memory.source
+        << ")\n";
+    return false;
+  }
+  return true;
+}
+
 /// Fills `pm` with the code generation pipeline of --target for one device
 /// program; for cuda, first records on `device` the weights' size (GPU
 /// constants go after them, into `constantsPath`) and the architectures.
@@ -269,7 +339,14 @@ static LogicalResult parseGpuArchs(StringRef text, std::vector<int> &archs,
 static void buildDevicePipeline(PassManager &pm, ModuleOp device,
                                 int64_t weightsBytes,
                                 const std::vector<int> &gpuArchs,
-                                StringRef constantsPath, bool stopAtBuffers) {
+                                StringRef constantsPath, bool stopAtBuffers,
+                                const DeviceMemory &memory) {
+  // What weft-plan-memory checks the program against.
+  Builder attrs(device.getContext());
+  device->setAttr(kWeightsBytesAttr, attrs.getI64IntegerAttr(weightsBytes));
+  device->setAttr(kDeviceMemoryBytesAttr,
+                  attrs.getI64IntegerAttr(memory.bytes));
+  device->setAttr(kDeviceMemorySourceAttr, attrs.getStringAttr(memory.source));
   if (targetName != "cuda") {
     CpuCodegenPipelineOptions options;
     options.reportMemory = reportMemory;
@@ -279,8 +356,6 @@ static void buildDevicePipeline(PassManager &pm, ModuleOp device,
       buildCpuCodegenPipeline(pm, options);
     return;
   }
-  Builder attrs(device.getContext());
-  device->setAttr(kWeightsBytesAttr, attrs.getI64IntegerAttr(weightsBytes));
   if (!gpuEmulate)
     device->setAttr(kGpuArchsAttr,
                     attrs.getDenseI32ArrayAttr(SmallVector<int32_t>(
@@ -640,7 +715,8 @@ int main(int argc, char **argv) {
       llvm::sys::path::append(constantsPath,
                               "gpu-constants" + std::to_string(k) + ".bin");
       buildDevicePipeline(pm, *device, weights.bytes, gpuArchs, constantsPath,
-                          /*stopAtBuffers=*/false);
+                          /*stopAtBuffers=*/false,
+                          deviceMemoryOf(shardOptions.cluster, mesh, k));
       if (failed(pm.run(*device)))
         return stageFailure();
       if (cuda &&
@@ -764,9 +840,13 @@ int main(int argc, char **argv) {
   llvm::sys::path::append(constantsPath, "gpu-constants.bin");
 
   {
+    DeviceMemory memory = deviceMemoryOf(shardOptions.cluster, mesh, 0);
+    if (!checkIOFits(inputs, "input", memory) ||
+        !checkIOFits(outputs, "output", memory))
+      return kExitBadInput;
     PassManager pm(&context);
     buildDevicePipeline(pm, *module, weights.bytes, gpuArchs, constantsPath,
-                        /*stopAtBuffers=*/emitKind == EmitKind::Mlir);
+                        /*stopAtBuffers=*/emitKind == EmitKind::Mlir, memory);
     if (failed(pm.run(*module)))
       return stageFailure();
   }

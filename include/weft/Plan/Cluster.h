@@ -162,8 +162,12 @@ llvm::StringRef presetHelp();
 /// dimension is not positive.
 llvm::Error setMeshShape(Cluster &cluster, llvm::ArrayRef<int64_t> shape);
 
-/// Parses "2x2" or "8" into a shape.
+/// Parses "2x2" or "8" into a shape: at most kMaxMeshAxes positive
+/// dimensions.
 llvm::Expected<std::vector<int64_t>> parseMeshShape(llvm::StringRef text);
+
+/// The physical memory of this machine in bytes; 0 when it cannot be told.
+double hostMemoryBytes();
 
 /// Parses a byte count for --device-memory: a plain number ("8e9",
 /// "17179869184") or one with a unit: KB, MB, GB, TB (powers of 1000) or

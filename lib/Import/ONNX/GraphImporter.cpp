@@ -8,6 +8,8 @@
 
 #include "GraphImporter.h"
 
+#include "weft/WeftLimits.h"
+
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringSet.h"
@@ -277,6 +279,12 @@ GraphImporter::convertValueInfoType(const onnx::ValueInfoProto &info,
     }
     shape.assign(given.begin(), given.end());
   }
+  // Sizes enter here; no later stage has to guard its arithmetic.
+  if (std::optional<std::string> problem = checkTensorSize(shape, elementType))
+    return mlir::emitError(loc)
+           << "graph " << what << " '" << info.name() << "' ("
+           << RankedTensorType::get(shape, elementType) << ") " << *problem
+           << (hasFixed ? " (its shape is from --input-shape)" : "");
   return RankedTensorType::get(shape, elementType);
 }
 
