@@ -100,6 +100,23 @@ Value sliceAxis(PatternRewriter &rewriter, Location loc, Value value,
       bound(start), bound(start + count), bound(1), ArrayRef<int64_t>{axis});
 }
 
+/// The location of piece `index` of the op at `loc`: its ONNX name with
+/// "/<index>" appended, so that each piece's product is told apart in
+/// diagnostics, plan.json and --report ("MatMul:qkv/0", "/1", "/2"). `loc`
+/// itself when it carries no name.
+Location pieceLoc(Location loc, size_t index) {
+  NameLoc named;
+  loc->walk([&](Location inner) {
+    named = dyn_cast<NameLoc>(inner);
+    return named ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  if (!named)
+    return loc;
+  std::string name = (named.getName().getValue() + "/" + Twine(index)).str();
+  return NameLoc::get(StringAttr::get(loc->getContext(), name),
+                      named.getChildLoc());
+}
+
 /// matmul(x, W) (+ bias) used only through column pieces ->
 /// one matmul(x, W[:, piece]) (+ bias[piece]) per piece.
 struct SplitPackedMatmul : public OpRewritePattern<MatmulOp> {
@@ -150,9 +167,9 @@ struct SplitPackedMatmul : public OpRewritePattern<MatmulOp> {
       if (!collectPieces(user, packed, columns, pieces))
         return failure();
 
-    Location loc = op.getLoc();
     int64_t rhsAxis = op.getTransposeB() ? 0 : 1;
-    for (const Piece &piece : pieces) {
+    for (auto [index, piece] : llvm::enumerate(pieces)) {
+      Location loc = pieceLoc(op.getLoc(), index);
       auto pieceType = cast<RankedTensorType>(piece.use.getType());
       Value rhs = sliceAxis(rewriter, loc, op.getRhs(), rhsAxis, piece.start,
                             piece.count);
@@ -164,15 +181,15 @@ struct SplitPackedMatmul : public OpRewritePattern<MatmulOp> {
           rewriter, loc, pieceType, op.getLhs(), rhs, pieceBias,
           op.getTransposeA(), op.getTransposeB(), op.getAlpha(), op.getBeta());
       if (add) {
+        Location addLoc = pieceLoc(add.getLoc(), index);
         Value addendPiece =
-            sliceAxis(rewriter, add.getLoc(), addend,
+            sliceAxis(rewriter, addLoc, addend,
                       cast<RankedTensorType>(addend.getType()).getRank() - 1,
                       piece.start, piece.count);
         bool addendFirst = add.getLhs() == addend;
-        product =
-            BinaryOp::create(rewriter, add.getLoc(), pieceType, BinaryKind::Add,
-                             addendFirst ? addendPiece : product,
-                             addendFirst ? product : addendPiece);
+        product = BinaryOp::create(rewriter, addLoc, pieceType, BinaryKind::Add,
+                                   addendFirst ? addendPiece : product,
+                                   addendFirst ? product : addendPiece);
       }
       rewriter.replaceAllUsesWith(piece.use, product);
     }

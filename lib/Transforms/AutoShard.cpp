@@ -57,6 +57,43 @@ StringRef mlir::weft::shardingModeName(ShardingMode mode) {
   return "auto";
 }
 
+/// The ONNX name in `loc` ("" when none).
+static std::string onnxName(Location loc) {
+  std::string name;
+  loc->walk([&](Location inner) {
+    if (auto named = dyn_cast<NameLoc>(inner)) {
+      name = named.getName().str();
+      return WalkResult::interrupt();
+    }
+    return WalkResult::advance();
+  });
+  return name;
+}
+
+/// Gives each constant without an ONNX name one from where it is used,
+/// "<node>/in<k>" for input k of the first node (in program order) it
+/// feeds: folding made it, and MLIR's folder sets the location of the
+/// constants it hoists or merges to unknown, while plan.json and --report
+/// name every op.
+static void nameUnnamedConstants(func::FuncOp func) {
+  func.walk([&](ConstantOp op) {
+    if (op->use_empty() || !onnxName(op.getLoc()).empty())
+      return;
+    OpOperand *first = nullptr;
+    for (OpOperand &use : op->getUses())
+      if (!first || use.getOwner()->isBeforeInBlock(first->getOwner()) ||
+          (use.getOwner() == first->getOwner() &&
+           use.getOperandNumber() < first->getOperandNumber()))
+        first = &use;
+    std::string user = onnxName(first->getOwner()->getLoc());
+    if (user.empty())
+      return;
+    std::string name = user + "/in" + std::to_string(first->getOperandNumber());
+    op->setLoc(
+        NameLoc::get(StringAttr::get(op.getContext(), name), op.getLoc()));
+  });
+}
+
 static plan::DType dtypeOf(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
   if (element.isF16())
@@ -264,9 +301,9 @@ bool GraphBuilder::allowed(const PlannedNode &node,
 plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
   plan::StrategyGraph::Node out;
   Operation *op = node.op;
-  out.name = op->getName().getStringRef().str();
-  if (auto named = dyn_cast<NameLoc>(op->getLoc()))
-    out.name = named.getName().str();
+  out.name = onnxName(op->getLoc());
+  if (out.name.empty())
+    out.name = op->getName().getStringRef().str();
   out.memoryAlwaysLive = isa<WeightOp, ConstantOp>(op);
   if (auto shard = dyn_cast<ShardOp>(op)) {
     node.fixed = toTensorSharding(shard.getSharding());
@@ -556,6 +593,7 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
       options.mesh >= static_cast<int>(options.cluster.meshes.size()))
     return module.emitError("the cluster has no mesh to plan for");
   const plan::Mesh &mesh = options.cluster.meshes[options.mesh];
+  nameUnnamedConstants(func);
 
   auto start = std::chrono::steady_clock::now();
   GraphBuilder builder(func, options, mesh);

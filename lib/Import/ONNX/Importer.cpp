@@ -11,10 +11,12 @@
 #include "GraphImporter.h"
 
 #include "weft/WeftDialect.h"
+#include "weft/WeftLimits.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
 
@@ -52,11 +54,19 @@ bool mlir::weft::parseInputShapeSpec(StringRef spec, std::string &name,
   SmallVector<StringRef> parts;
   dims.split(parts, 'x');
   for (StringRef part : parts) {
+    StringRef digits = part.trim();
     uint64_t d;
-    if (part.trim().getAsInteger(10, d) ||
-        d > static_cast<uint64_t>(std::numeric_limits<int32_t>::max())) {
+    bool isNumber = !digits.empty() && llvm::all_of(digits, llvm::isDigit);
+    if (!isNumber) {
       error = "dimension '" + part.str() + "' of '" + spec.str() +
               "' is not a non-negative integer";
+      return false;
+    }
+    // Too many digits for uint64_t is too large as well.
+    if (digits.getAsInteger(10, d) || d > static_cast<uint64_t>(kMaxDimSize)) {
+      error = "dimension '" + part.str() + "' of '" + spec.str() +
+              "' is too large: a dimension is at most " +
+              std::to_string(kMaxDimSize);
       return false;
     }
     shape.push_back(static_cast<int64_t>(d));
