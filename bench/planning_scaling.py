@@ -97,8 +97,9 @@ def plan_model(args, layers, model, cluster):
     row = {"layers": layers, "cluster": cluster, "error": None}
     out = os.path.join(args.work, "plan-l%d-%s.json" % (
         layers, re.sub(r"[^A-Za-z0-9.]", "_", cluster)))
-    cmd = [args.weftc, model, "-o", out, "--emit=plan", "--quiet",
-           "--cluster", cluster]
+    # Not --quiet: the ILP's solve time is in the summary, not in plan.json
+    # (packages are byte-reproducible).
+    cmd = [args.weftc, model, "-o", out, "--emit=plan", "--cluster", cluster]
     if cluster in args.meshes:
         cmd += ["--mesh", args.meshes[cluster]]
     if args.objective:
@@ -124,8 +125,10 @@ def plan_model(args, layers, model, cluster):
         return row
     devices = plan.get("devices") if isinstance(plan, dict) else None
     row["devices"] = len(devices) if isinstance(devices, list) else None
-    for key in ("variables", "constraints", "solve_seconds", "nodes", "gap"):
+    for key in ("variables", "constraints", "nodes", "gap"):
         row[key] = ilp_field(plan, key)
+    solved = re.search(r"solved in ([0-9.]+) s", text)
+    row["solve_seconds"] = float(solved.group(1)) if solved else None
     totals = plan.get("totals") if isinstance(plan, dict) else None
     row["predicted"] = (totals.get("predicted_seconds")
                         if isinstance(totals, dict) else None)

@@ -187,8 +187,6 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
       json.attribute("variables", sol.numVariables);
       json.attribute("constraints", sol.numConstraints);
       json.attribute("nodes_after_reduction", sol.nodesAfterReduction);
-      json.attribute("build_seconds", report.buildSeconds);
-      json.attribute("solve_seconds", sol.solveSeconds);
       json.attribute("optimal", sol.optimal);
       json.attribute("gap", sol.gap);
       json.attribute("hit_node_limit", sol.hitNodeLimit);
