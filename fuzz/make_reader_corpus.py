@@ -172,6 +172,8 @@ def sharding_files():
 
 
 # --- Package manifests (tools/weft-run/Manifest.cpp) -------------------------
+# The fuzz target writes manifest.json.sha256 beside each input, so that the
+# reader gets past its digest check to the manifest's contents.
 
 def manifest(devices=1, mesh=None, **extra):
     """A manifest as lib/Codegen/Package.cpp writes it."""
@@ -186,6 +188,9 @@ def manifest(devices=1, mesh=None, **extra):
         "outputs": [{"name": "y", "dtype": "f32", "shape": [2, 3]}],
         "weights": [{"file": "weights/dev%d.bin" % i, "bytes": 64,
                      "sha256": "ab" * 32} for i in range(devices)],
+        "files": [{"path": "bin/dev0", "bytes": 4096, "sha256": "cd" * 32}]
+        + [{"path": "weights/dev%d.bin" % i, "bytes": 64, "sha256": "ab" * 32}
+           for i in range(devices)],
         "runtime_libraries": ["libopenblas.so.0", "libdnnl.so.2",
                               "libgomp.so.1"]}
     if mesh is not None:
@@ -226,6 +231,15 @@ def manifests():
     bad = manifest()
     bad["devices"][0] = {"id": 0, "library": "lib/libmodel.so"}
     c.json("library", bad)
+    bad = manifest()
+    del bad["files"]
+    c.json("no-files", bad)
+    bad = manifest()
+    bad["files"][0]["sha256"] = "XYZ"
+    c.json("bad-file-sha", bad)
+    bad = manifest()
+    bad["files"] = bad["files"][1:]
+    c.json("executable-unlisted", bad)
     c.json("version-2", manifest(version=2))
     c.json("other-format", manifest(format="onnx"))
     c.json("no-devices", manifest(0))

@@ -7,11 +7,12 @@
 #   import         ONNX models (lib/Import/ONNX)
 #   cluster-spec   weftc --cluster=FILE (lib/Plan/ClusterSpec.cpp)
 #   sharding-file  weftc --sharding-file (tools/weftc/ShardingFile.cpp)
+#   manifest       a package's manifest.json (tools/weft-run/Manifest.cpp)
 #   tensor-pb      .pb tensor files (runtime/core/OnnxTensorFile.cpp)
 #   tensor-npy     .npy tensor files (runtime/core/NpyFile.cpp)
 #
 #   scripts/fuzz.sh SECONDS [libFuzzer flags...]
-#   WEFT_FUZZ_TARGETS="tensor-npy cluster-spec" scripts/fuzz.sh 600
+#   WEFT_FUZZ_TARGETS="tensor-npy manifest" scripts/fuzz.sh 600
 #   WEFT_FUZZ_PARALLEL=2 nice -n 19 scripts/fuzz.sh 600   # two at a time
 #
 # Exits non-zero when a run finds a crash, a leak, a timeout (-timeout, per
@@ -33,7 +34,7 @@ fi
 seconds=$1
 shift
 
-all_targets=(import cluster-spec sharding-file tensor-pb tensor-npy)
+all_targets=(import cluster-spec sharding-file manifest tensor-pb tensor-npy)
 read -r -a targets <<<"${WEFT_FUZZ_TARGETS:-${all_targets[*]}}"
 for name in "${targets[@]}"; do
   if [[ ! " ${all_targets[*]} " =~ " $name " ]]; then
