@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/Comm.h"
+#include "comm/Wait.h"
 #include "core/Context.h"
 
 #include <algorithm>
@@ -148,6 +149,12 @@ weft_rt_status weft::rt::groupComm(weft_rt_context *ctx, weft_rt_comm &comm,
       else
         color = color * comm.dims[a] + comm.coords[a];
     }
+    // MPI_Comm_split blocks and spins; wait for every rank first without
+    // holding the core (a peer may still be busy before its first
+    // collective), so that the split itself is quick.
+    MPI_Request arrived;
+    WEFT_MPI_CHECK(ctx, MPI_Ibarrier(comm.world, &arrived));
+    WEFT_MPI_CHECK(ctx, waitFor(&arrived));
     WEFT_MPI_CHECK(ctx, MPI_Comm_split(comm.world, static_cast<int>(color),
                                        static_cast<int>(key), &group));
     WEFT_MPI_CHECK(ctx, MPI_Comm_set_errhandler(group, MPI_ERRORS_RETURN));
