@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Plan/Cluster.h"
+#include "weft/Support/JsonFile.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -750,7 +751,7 @@ static bool readCluster(SpecReader &reader, const json::Value &root,
 }
 
 Expected<Cluster> parseClusterSpec(StringRef jsonText, StringRef fileName) {
-  Expected<json::Value> root = json::parse(jsonText);
+  Expected<json::Value> root = parseJson(jsonText);
   if (!root)
     return makeError(fileName +
                      ": invalid JSON: " + toString(root.takeError()));

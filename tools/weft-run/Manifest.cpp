@@ -9,6 +9,8 @@
 
 #include "Manifest.h"
 
+#include "weft/Support/JsonFile.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FileSystem.h"
@@ -161,7 +163,7 @@ bool weft::run::readManifest(StringRef dir, Package &out, std::string &error) {
             " (is '" + dir.str() + "' a package folder written by weftc?)";
     return false;
   }
-  Expected<json::Value> parsed = json::parse((*buffer)->getBuffer());
+  Expected<json::Value> parsed = weft::parseJson((*buffer)->getBuffer());
   if (!parsed) {
     error = where + " is not valid JSON: " + toString(parsed.takeError());
     return false;

@@ -8,6 +8,7 @@
 
 #include "ShardingFile.h"
 
+#include "weft/Support/JsonFile.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/WeftOps.h"
 
@@ -256,7 +257,7 @@ LogicalResult mlir::weft::applyShardingFile(
     return emitError(fileLoc) << "cannot read --sharding-file '" << path
                               << "': " << buffer.getError().message();
   llvm::Expected<llvm::json::Value> parsed =
-      llvm::json::parse((*buffer)->getBuffer());
+      ::weft::parseJson((*buffer)->getBuffer());
   if (!parsed)
     return emitError(fileLoc)
            << prefix
