@@ -120,6 +120,21 @@ def environment(pid):
     return out
 
 
+def stop_all(child):
+    """Kills `child` and everything it started; returns its output. (A
+    launcher that leaves its children behind must not hang the test: they
+    hold its pipes.)"""
+    for pid in list(descendants(child.pid)) + [child.pid]:
+        try:
+            os.kill(pid, signal.SIGKILL)
+        except OSError:
+            pass
+    try:
+        return child.communicate(timeout=10)
+    except subprocess.TimeoutExpired:
+        return "", "(the output could not be read)"
+
+
 def session_folders():
     tmp = os.environ.get("TMPDIR", "/tmp")
     return set(glob.glob(os.path.join(tmp, "ompi.*"))) | set(
@@ -169,7 +184,7 @@ def run(args, command, before):
     ranks = {}
     while len(ranks) < args.ranks:
         if child.poll() is not None or time.monotonic() > deadline:
-            out, err = child.communicate()
+            out, err = stop_all(child)
             fail(f"only {len(ranks)} of {args.ranks} programs started", out,
                  err)
         time.sleep(0.05)
@@ -180,8 +195,7 @@ def run(args, command, before):
         values = {rank: environment(pid).get(name)
                   for rank, pid in sorted(ranks.items())}
         if None in values.values() or len(set(values.values())) != 1:
-            child.kill()
-            out, err = child.communicate()
+            out, err = stop_all(child)
             fail(f"{name} differs between the programs: {values}", out, err)
     if args.max_cpu:
         rank, _, share = args.max_cpu.partition(":")
@@ -191,8 +205,7 @@ def run(args, command, before):
         used = (cpu_seconds(pid) - start_cpu) / (time.monotonic() - start)
         print(f"rank {rank} used {used:.1%} of a core while it waited")
         if used > float(share):
-            child.kill()
-            out, err = child.communicate()
+            out, err = stop_all(child)
             fail(f"rank {rank} used {used:.1%} of a core over "
                  f"{args.cpu_window} s (at most {float(share):.0%})", out, err)
     kind, _, which = args.fault.partition(":")
@@ -207,8 +220,7 @@ def run(args, command, before):
     try:
         out, err = child.communicate(timeout=args.max_seconds + 30)
     except subprocess.TimeoutExpired:
-        child.kill()
-        out, err = child.communicate()
+        out, err = stop_all(child)
         fail(f"still running {args.max_seconds + 30:.0f} s after the fault",
              out, err)
     if kind == "kill-launcher":
