@@ -21,6 +21,7 @@
 #include "weft/Codegen/ProgramABI.h"
 #include "weft/Codegen/WeightsFile.h"
 #include "weft/Import/ONNX/Importer.h"
+#include "weft/Support/TempFolder.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/Transforms/SpmdPartition.h"
@@ -36,7 +37,6 @@
 #include "mlir/Support/FileUtilities.h"
 #include "mlir/Transforms/Passes.h"
 #include "weft/Codegen/RuntimeConfig.h"
-#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/CommandLine.h"
@@ -466,7 +466,12 @@ static double programFlops(ModuleOp module) {
 }
 
 int main(int argc, char **argv) {
+  // Read before InitLLVM, which puts LLVM's handlers over signals inherited
+  // as ignored.
+  ::weft::InheritedSignals inheritedSignals = ::weft::readInheritedSignals();
   llvm::InitLLVM y(argc, argv);
+  // An interrupted compile leaves no scratch folder in $TMPDIR.
+  ::weft::removeTempFoldersOnSignals(inheritedSignals);
   cl::SetVersionPrinter([](llvm::raw_ostream &os) {
     os << "weftc (Weft) " << WEFT_VERSION_STRING << "\n"
        << "  built on LLVM/MLIR " << LLVM_VERSION_STRING << "\n";
@@ -674,12 +679,11 @@ int main(int argc, char **argv) {
     if (!quiet && !note.empty())
       llvm::errs() << "weftc: note: " << note << "\n";
 
-    SmallString<128> scratch;
-    if (std::error_code ec =
-            llvm::sys::fs::createUniqueDirectory("weftc", scratch))
-      return fail("cannot create a temporary folder: " + ec.message());
-    auto removeScratch = llvm::make_scope_exit(
-        [&] { llvm::sys::fs::remove_directories(scratch); });
+    llvm::Expected<std::unique_ptr<::weft::TempFolder>> scratchFolder =
+        ::weft::TempFolder::create("weftc");
+    if (!scratchFolder)
+      return fail(toString(scratchFolder.takeError()));
+    SmallString<128> scratch((*scratchFolder)->path());
 
     PackageContents contents;
     contents.modelName = modelName;
@@ -830,12 +834,11 @@ int main(int argc, char **argv) {
 
   // Files made on the way (objects, weights, GPU constants) go to a scratch
   // folder that is removed at the end.
-  SmallString<128> scratch;
-  if (std::error_code ec =
-          llvm::sys::fs::createUniqueDirectory("weftc", scratch))
-    return fail("cannot create a temporary folder: " + ec.message());
-  auto removeScratch = llvm::make_scope_exit(
-      [&] { llvm::sys::fs::remove_directories(scratch); });
+  llvm::Expected<std::unique_ptr<::weft::TempFolder>> scratchFolder =
+      ::weft::TempFolder::create("weftc");
+  if (!scratchFolder)
+    return fail(toString(scratchFolder.takeError()));
+  SmallString<128> scratch((*scratchFolder)->path());
   SmallString<256> constantsPath(scratch);
   llvm::sys::path::append(constantsPath, "gpu-constants.bin");
 
