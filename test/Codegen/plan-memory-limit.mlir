@@ -18,7 +18,7 @@ module attributes {weft.io_bytes = 0 : i64, weft.device_memory_bytes = 1000 : i6
 
 // Tests that buffers that fit one by one may still not fit together with
 // the weights (weft.weights_bytes).
-// expected-error @+1 {{the device program needs 4096 bytes of memory (arena 2048, weights 2048, constants 0), more than the device's 3000 bytes}}
+// expected-error @+1 {{the device program needs 4096 bytes of memory (arena 2048, weights 2048), more than the device's 3000 bytes}}
 module attributes {weft.io_bytes = 0 : i64, weft.weights_bytes = 2048 : i64, weft.device_memory_bytes = 3000 : i64} {
   func.func @__weft_program_run(%ctx: !llvm.ptr, %arena: memref<?xi8>, %weights: memref<?xi8>) -> i32 {
     %cst = arith.constant 1.0 : f32
@@ -39,6 +39,20 @@ module attributes {weft.io_bytes = 0 : i64} {
     %cst = arith.constant 1.0 : f32
     %a = memref.alloc() {alignment = 64 : i64} : memref<32x32xf32>
     linalg.fill ins(%cst : f32) outs(%a : memref<32x32xf32>)
+    %ok = arith.constant 0 : i32
+    return %ok : i32
+  }
+}
+
+// -----
+
+// Tests that a constant larger than the memory is refused by name, index-
+// typed ones (the shapes of reshapes) included.
+module attributes {weft.io_bytes = 0 : i64, weft.device_memory_bytes = 50 : i64} {
+  // expected-error @+1 {{'tensor<8xindex>' (64 bytes) does not fit in the device's memory, 50 bytes}}
+  memref.global "private" constant @shape : memref<8xindex> = dense<1>
+  func.func @__weft_program_run(%ctx: !llvm.ptr, %arena: memref<?xi8>, %weights: memref<?xi8>) -> i32 {
+    %s = memref.get_global @shape : memref<8xindex>
     %ok = arith.constant 0 : i32
     return %ok : i32
   }

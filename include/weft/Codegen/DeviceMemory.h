@@ -14,9 +14,9 @@
 namespace mlir::weft {
 
 /// The device's memory in bytes (i64). With it, no single buffer or
-/// constant may be larger, and neither may the arena, the weights
-/// (`weft.weights_bytes`, kWeightsBytesAttr) and the constants together.
-/// Without it the program is not checked.
+/// constant may be larger, and neither may the arena and the weights
+/// (`weft.weights_bytes`, kWeightsBytesAttr) together. Without it the
+/// program is not checked.
 inline constexpr llvm::StringLiteral kDeviceMemoryBytesAttr =
     "weft.device_memory_bytes";
 
