@@ -151,6 +151,25 @@ static cl::opt<EmitKind> emitKind(
                clEnumValN(EmitKind::Plan, "plan",
                           "only the sharding plan (plan.json)")),
     cl::cat(category));
+/// The --emit value that selects `kind`, for messages.
+static StringRef emitName(EmitKind kind) {
+  switch (kind) {
+  case EmitKind::Mlir:
+    return "mlir";
+  case EmitKind::Llvm:
+    return "llvm";
+  case EmitKind::Obj:
+    return "obj";
+  case EmitKind::Exe:
+    return "exe";
+  case EmitKind::Lib:
+    return "lib";
+  case EmitKind::Plan:
+    return "plan";
+  }
+  return "exe";
+}
+
 static cl::opt<bool> reportMemory(
     "report-memory",
     cl::desc("Print the memory plan: buffers, their bytes, the arena's "
@@ -465,6 +484,105 @@ static double programFlops(ModuleOp module) {
   return flops;
 }
 
+/// Options that contradict each other, found from the options alone (and
+/// the cluster's device kinds): before any toolkit is looked for or any
+/// model read, so that the message names the options, not a symptom.
+static llvm::Error checkOptionsAgree(bool cuda) {
+  auto conflict = [](const Twine &message) {
+    return llvm::createStringError(message);
+  };
+  if (outputPath == "-" &&
+      (emitKind == EmitKind::Exe || emitKind == EmitKind::Lib))
+    return conflict("-o - writes to stdout, but --emit=" + emitName(emitKind) +
+                    " writes a package folder: give a folder, or -o - with "
+                    "--emit=mlir, --emit=llvm or --emit=plan");
+  bool clusterGiven = clusterName.getNumOccurrences() > 0;
+  if (!clusterGiven && !meshFlag.empty()) {
+    // A shape the parser refuses is reported with the cluster's options.
+    llvm::Expected<std::vector<int64_t>> shape = plan::parseMeshShape(meshFlag);
+    if (!shape) {
+      llvm::consumeError(shape.takeError());
+    } else {
+      int64_t devices = 1;
+      for (int64_t dim : *shape)
+        devices = dim > 0 && devices <= (int64_t(1) << 40) / dim
+                      ? devices * dim
+                      : int64_t(1) << 40;
+      if (devices > 1)
+        return conflict("--mesh " + meshFlag + " needs " + Twine(devices) +
+                        " devices, but no --cluster was given (the default, "
+                        "cpu:1, has one): add --cluster, e.g. --cluster cpu:" +
+                        Twine(devices));
+    }
+  }
+  if (!clusterGiven && !shardingFile.empty())
+    return conflict("--sharding-file says how tensors are split over "
+                    "devices, but no --cluster was given (the default, "
+                    "cpu:1, has one device): add --cluster, e.g. --cluster "
+                    "cpu:4");
+  // A plan alone is the same for any target; code is compiled for one
+  // device kind, and planned with that kind's figures.
+  if (!clusterGiven || emitKind == EmitKind::Plan)
+    return llvm::Error::success();
+  llvm::Expected<plan::Cluster> cluster = plan::loadCluster(clusterName);
+  if (!cluster)
+    return conflict("cluster '" + clusterName +
+                    "': " + toString(cluster.takeError()));
+  StringRef wanted = cuda ? "cuda" : "cpu";
+  for (const plan::Device &device : cluster->devices) {
+    StringRef backend = cluster->kinds[device.kind].backend;
+    if (backend == wanted)
+      continue;
+    if (cuda)
+      return conflict("--target=cuda compiles for GPUs, but --cluster " +
+                      clusterName + " holds " + backend +
+                      " devices: give a GPU cluster (e.g. --cluster "
+                      "dgx-h100x8) or --target=cpu");
+    return conflict(
+        Twine("--target=cpu") +
+        (targetName.getNumOccurrences() ? "" : " (the default)") +
+        " compiles for CPUs, but --cluster " + clusterName + " holds " +
+        backend +
+        " devices: add --target=cuda, or give a CPU cluster (e.g. --cluster "
+        "cpu:" +
+        Twine(cluster->devices.size()) + ")");
+  }
+  return llvm::Error::success();
+}
+
+/// Options that need several devices, or one, checked once the mesh is
+/// known.
+static llvm::Error checkMeshOptions(int64_t numDevices,
+                                    StringRef clusterLabel) {
+  auto conflict = [](const Twine &message) {
+    return llvm::createStringError(message);
+  };
+  if (numDevices == 1) {
+    if (reportPlan && emitKind != EmitKind::Plan)
+      return conflict("--report prints a multi-device plan; with one device "
+                      "add --emit=plan to see it (--report-memory prints the "
+                      "memory plan)");
+    if (!shardingFile.empty())
+      return conflict("--sharding-file says how tensors are split over "
+                      "devices, but cluster '" +
+                      clusterLabel +
+                      "' gives a mesh of one device; give more, e.g. "
+                      "--cluster cpu:4");
+    return llvm::Error::success();
+  }
+  if (emitKind == EmitKind::Lib)
+    return conflict("--emit=lib is single-device (the embedding API runs one "
+                    "device); use --emit=exe for a mesh");
+  if (emitKind == EmitKind::Llvm || emitKind == EmitKind::Obj)
+    return conflict("--emit=llvm|obj are single-device; a mesh gives one "
+                    "program per device: use --emit=exe, --emit=mlir (each "
+                    "device's partitioned program) or --emit=plan");
+  if (emitKind == EmitKind::Mlir && outputPath == "-")
+    return conflict("--emit=mlir for a mesh writes one file per device: give "
+                    "a folder with -o");
+  return llvm::Error::success();
+}
+
 int main(int argc, char **argv) {
   // Read before InitLLVM, which puts LLVM's handlers over signals inherited
   // as ignored.
@@ -522,6 +640,8 @@ int main(int argc, char **argv) {
   bool cuda = targetName == "cuda";
   if (targetName != "cpu" && !cuda)
     return fail("--target=" + targetName + " is not a target: cpu or cuda");
+  if (llvm::Error error = checkOptionsAgree(cuda))
+    return fail(toString(std::move(error)));
   std::vector<int> gpuArchs;
   if (gpuEmulate && !cuda)
     return fail("--gpu-emulate is for --target=cuda");
@@ -583,6 +703,30 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler(printDiagnostic);
+  // The planner's options and what depends on the mesh, before the model
+  // is read: wrong options fail at once. The options need no model; the
+  // empty module only carries their diagnostics.
+  OwningOpRef<ModuleOp> optionsScope =
+      ModuleOp::create(UnknownLoc::get(&context));
+  AutoShardOptions shardOptions;
+  if (failed(buildAutoShardOptions(*optionsScope, clusterName, meshFlag,
+                                   shardingFlag, objectiveFlag,
+                                   deviceMemoryFlag, shardOptions)))
+    return kExitBadInput;
+  const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
+  int64_t numDevices = mesh.size();
+  if (llvm::Error error =
+          checkMeshOptions(numDevices, shardOptions.cluster.name))
+    return fail(toString(std::move(error)));
+  // Harmless, so not refused (a sweep over mesh shapes may pass it), but
+  // said: nothing will be split.
+  if (numDevices == 1 && shardingFlag.getNumOccurrences() &&
+      shardingFlag != "auto" && !quiet)
+    llvm::WithColor::note(llvm::errs(), "weftc")
+        << "--sharding=" << shardingFlag << " has nothing to split: cluster '"
+        << shardOptions.cluster.name
+        << "' gives a mesh of one device (give more with --cluster, e.g. "
+           "--cluster cpu:4)\n";
   StageClock clock;
 
   ImportedTensors tensors;
@@ -599,27 +743,9 @@ int main(int argc, char **argv) {
     return kExitBadInput;
   std::vector<TensorDescription> inputs = describe(func, false);
 
-  // The planner's options before anything else: a sharding file is checked
-  // against the mesh.
-  AutoShardOptions shardOptions;
-  if (failed(buildAutoShardOptions(*module, clusterName, meshFlag, shardingFlag,
-                                   objectiveFlag, deviceMemoryFlag,
-                                   shardOptions)))
-    return kExitBadInput;
-  const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
-  int64_t numDevices = mesh.size();
-  if (reportPlan && numDevices == 1 && emitKind != EmitKind::Plan)
-    return fail("--report prints a multi-device plan; with one device add "
-                "--emit=plan to see it (--report-memory prints the memory "
-                "plan)");
+  // A sharding file is checked against the mesh.
   std::vector<std::string> constrained;
   if (!shardingFile.empty()) {
-    if (numDevices == 1)
-      return fail("--sharding-file says how tensors are split over devices, "
-                  "but cluster '" +
-                  shardOptions.cluster.name +
-                  "' gives a mesh of one device; give more, e.g. "
-                  "--cluster cpu:4");
     // Before the canonicalizer, which folds and replaces the ops the names
     // point to.
     if (failed(applyShardingFile(*module, shardingFile, mesh.shape, tensors,
@@ -657,17 +783,6 @@ int main(int argc, char **argv) {
 
   // Multi-device: plan, then partition and compile each device's program.
   if (numDevices > 1 || emitKind == EmitKind::Plan) {
-    if (emitKind == EmitKind::Lib && numDevices > 1)
-      return fail("--emit=lib is single-device (the embedding API runs one "
-                  "device); use --emit=exe for a mesh");
-    if ((emitKind == EmitKind::Llvm || emitKind == EmitKind::Obj) &&
-        numDevices > 1)
-      return fail("--emit=llvm|obj are single-device; a mesh gives one "
-                  "program per device: use --emit=exe, --emit=mlir (each "
-                  "device's partitioned program) or --emit=plan");
-    if (emitKind == EmitKind::Mlir && outputPath == "-")
-      return fail("--emit=mlir for a mesh writes one file per device: give "
-                  "a folder with -o");
     // Planning and partitioning only: no device program is compiled.
     bool stopAfterPartition =
         emitKind == EmitKind::Plan || emitKind == EmitKind::Mlir;
