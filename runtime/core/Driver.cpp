@@ -11,6 +11,7 @@
 #include "Driver.h"
 #include "Context.h"
 #include "FailureDetector.h"
+#include "ThreadAdapter.h"
 #include "Model.h"
 #include "comm/Comm.h"
 
@@ -148,6 +149,8 @@ private:
   std::atomic<int64_t> runIndex{0};
   /// On rank 0 of a mesh: each rank's thread count, for --bench.
   std::vector<int> threadsByRank;
+  /// Chooses each run's thread count (at most the context's).
+  std::unique_ptr<ThreadAdapter> threads;
 };
 
 /// The driver's phases, as heartbeats name them.
@@ -341,7 +344,13 @@ int Driver::runAll() {
   int64_t warmup = options.benchRuns ? options.warmupRuns : 0;
   int64_t timed = options.benchRuns ? options.benchRuns : 1;
   timesMs.reserve(static_cast<size_t>(timed));
+  int current = weft_rt_context_num_threads(ctx);
+  threads = std::make_unique<ThreadAdapter>(options.fixedThreads ? 1 : current);
   for (int64_t run = 0; run < warmup + timed; ++run) {
+    // Fewer threads when fewer were faster (see ThreadAdapter.h).
+    int next = options.fixedThreads ? current : threads->next();
+    if (next != weft_rt_context_num_threads(ctx))
+      weft_rt_context_set_num_threads(ctx, next);
     runIndex.store(run, std::memory_order_relaxed);
     // Ranks start each run together, so that a run's time is its own and
     // not another rank's late start.
@@ -365,10 +374,15 @@ int Driver::runAll() {
     auto end = std::chrono::steady_clock::now();
     if (status != WEFT_RT_OK)
       return failStatus(status, "the model failed: ");
+    double ms = std::chrono::duration<double, std::milli>(end - start).count();
+    if (!options.fixedThreads)
+      threads->record(next, ms);
     if (run >= warmup)
-      timesMs.push_back(
-          std::chrono::duration<double, std::milli>(end - start).count());
+      timesMs.push_back(ms);
   }
+  // The count the user asked for, for what follows (and the report).
+  if (weft_rt_context_num_threads(ctx) != current)
+    weft_rt_context_set_num_threads(ctx, current);
   return kExitOk;
 }
 
@@ -394,6 +408,12 @@ void Driver::printBenchmark() {
   if (comm)
     std::printf(", %d ranks (a run lasts until the slowest rank ends)",
                 weft_rt_comm_size(comm));
+  if (threads && threads->runsBelowMaximum() > 0)
+    std::printf("; %s%lld of %lld runs used fewer threads, which were faster "
+                "then (a busy machine; --fixed-threads to forbid)",
+                comm ? "rank 0: " : "",
+                static_cast<long long>(threads->runsBelowMaximum()),
+                static_cast<long long>(threads->runs()));
   std::printf("\n");
   std::printf("median %.4f ms  min %.4f ms\n", median, min);
   std::printf("mean %.4f ms  max %.4f ms\n", mean, sorted.back());

@@ -47,6 +47,8 @@ struct DriverOptions {
   int64_t benchRuns = 0;
   int64_t warmupRuns = -1; // -1: min(benchRuns, 5).
   int32_t threads = 0;     // 0: the context's default.
+  /// Run every run on `threads` threads, not fewer when fewer are faster.
+  bool fixedThreads = false;
   std::string profilePath;
   bool quiet = false;
   bool help = false;

@@ -57,6 +57,10 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
       out.quiet = true;
       continue;
     }
+    if (arg == "--fixed-threads") {
+      out.fixedThreads = true;
+      continue;
+    }
     if (arg.size() < 3 || arg.compare(0, 2, "--") != 0) {
       error = "unexpected argument '" + arg +
               "' (inputs are given with --inputs DIR or --input NAME=FILE)";
@@ -198,9 +202,13 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
       "                       where NaN, integers exact\n"
       "  --bench N            time N runs; prints 'median X ms  min Y ms'\n"
       "  --warmup K           untimed runs before them (default min(N, 5))\n"
-      "  --threads N          kernel threads (default: WEFT_NUM_THREADS, "
-      "else all\n"
-      "                       cores available)\n"
+      "  --threads N          kernel threads at most (default: "
+      "WEFT_NUM_THREADS,\n"
+      "                       else all cores available); a run uses fewer "
+      "when\n"
+      "                       fewer were faster (a busy machine), measured "
+      "as it goes\n"
+      "  --fixed-threads      always exactly --threads N\n"
       "  --profile FILE       write a per-op Chrome trace (open it in\n"
       "                       ui.perfetto.dev or chrome://tracing)\n"
       "  --quiet              print no output values\n"

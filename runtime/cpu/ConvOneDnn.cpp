@@ -12,6 +12,8 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
+#include <map>
+#include <memory>
 
 using namespace weft::rt::cpu;
 
@@ -83,6 +85,14 @@ struct OneDnnConv : CacheEntry {
     if (engine)
       dnnl_engine_destroy(engine);
   }
+};
+
+/// An op's primitives, one per thread count it ran with: the driver may
+/// switch between counts from run to run (ThreadAdapter), and rebuilding a
+/// primitive (and its reordered weights) at each switch would cost more
+/// than the run.
+struct OneDnnConvByThreads : CacheEntry {
+  std::map<int, std::unique_ptr<OneDnnConv>> byThreads;
 };
 } // namespace
 
@@ -312,12 +322,16 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
   if (algorithm == ConvAlgorithm::Auto)
     algorithm = ConvAlgorithm::OneDnnBlocked;
   bool hasBias = bias != nullptr;
-  OneDnnConv *e = findCached<OneDnnConv>(ctx, params, s.words);
+  auto *all = findCached<OneDnnConvByThreads>(ctx, params, s.words);
+  if (!all)
+    all = storeCached(ctx, params, s.words,
+                      std::make_unique<OneDnnConvByThreads>());
+  std::unique_ptr<OneDnnConv> &slot = all->byThreads[ctx->numThreads];
+  OneDnnConv *e = slot.get();
   // oneDNN sizes a primitive's team from OpenMP's setting at creation, and
   // keeps it: set the context's count first.
   applyLibraryThreads(ctx);
-  if (e && (e->algorithm != algorithm || e->hasBias != hasBias ||
-            e->threads != ctx->numThreads))
+  if (e && (e->algorithm != algorithm || e->hasBias != hasBias))
     e = nullptr;
   if (!e) {
     auto entry = std::make_unique<OneDnnConv>();
@@ -332,7 +346,8 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
                                 dnnl_stream_default_flags),
              "stream creation");
     WEFT_RT_TRY(buildConv(ctx, *entry, s));
-    e = storeCached(ctx, params, s.words, std::move(entry));
+    slot = std::move(entry);
+    e = slot.get();
   }
 
   auto handle = [](const float *p) {
