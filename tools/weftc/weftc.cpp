@@ -21,6 +21,7 @@
 #include "weft/Codegen/ProgramABI.h"
 #include "weft/Codegen/WeightsFile.h"
 #include "weft/Import/ONNX/Importer.h"
+#include "weft/Support/OutputPath.h"
 #include "weft/Support/TempFolder.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/Transforms/ShardingRules.h"
@@ -583,6 +584,38 @@ static llvm::Error checkMeshOptions(int64_t numDevices,
   return llvm::Error::success();
 }
 
+/// What -o must be for --emit on `numDevices` devices.
+static ::weft::OutputPathRule outputRule(int64_t numDevices) {
+  ::weft::OutputPathRule rule;
+  std::string emit = ("--emit=" + emitName(emitKind)).str();
+  switch (emitKind) {
+  case EmitKind::Exe:
+  case EmitKind::Lib:
+    rule.folder = true;
+    rule.purpose = emit + " writes a package folder";
+    // writePackage replaces an old package whole, and nothing else.
+    rule.replaceableIf = "manifest.json";
+    break;
+  case EmitKind::Mlir:
+    rule.folder = numDevices > 1;
+    rule.purpose = rule.folder ? emit + " for a mesh writes a folder of "
+                                        "plan.json and dev<k>.mlir"
+                               : emit + " writes a file";
+    break;
+  case EmitKind::Plan:
+    rule.folder = !StringRef(outputPath).ends_with(".json");
+    rule.purpose = rule.folder ? emit + " writes a folder with plan.json "
+                                        "(or give a path ending in .json)"
+                               : emit + " writes a file";
+    break;
+  case EmitKind::Llvm:
+  case EmitKind::Obj:
+    rule.purpose = emit + " writes a file";
+    break;
+  }
+  return rule;
+}
+
 int main(int argc, char **argv) {
   // Read before InitLLVM, which puts LLVM's handlers over signals inherited
   // as ignored.
@@ -703,9 +736,9 @@ int main(int argc, char **argv) {
   context.loadAllAvailableDialects();
   context.printOpOnDiagnostic(false);
   context.getDiagEngine().registerHandler(printDiagnostic);
-  // The planner's options and what depends on the mesh, before the model
-  // is read: wrong options fail at once. The options need no model; the
-  // empty module only carries their diagnostics.
+  // The planner's options, what depends on the mesh and the output path,
+  // all before the model is read: wrong options fail at once. The options
+  // need no model; the empty module only carries their diagnostics.
   OwningOpRef<ModuleOp> optionsScope =
       ModuleOp::create(UnknownLoc::get(&context));
   AutoShardOptions shardOptions;
@@ -727,6 +760,11 @@ int main(int argc, char **argv) {
         << shardOptions.cluster.name
         << "' gives a mesh of one device (give more with --cluster, e.g. "
            "--cluster cpu:4)\n";
+  if (outputPath != "-") {
+    if (llvm::Error error =
+            ::weft::checkOutputPath(outputPath, outputRule(numDevices)))
+      return fail("-o '" + outputPath + "': " + toString(std::move(error)));
+  }
   StageClock clock;
 
   ImportedTensors tensors;
