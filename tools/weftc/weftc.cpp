@@ -657,9 +657,11 @@ int main(int argc, char **argv) {
       "  each of its dimensions is split over ([] keeps it whole):\n"
       "    {\"input\": {\"dims\": [[0], []]}, \"fc1.weight\": {\"dims\": "
       "[[], [1]]}}\n"
-      "\nExit codes: 0 success, 1 bad model or options (or no CUDA toolkit "
-      "for --target=cuda), 70 internal "
-      "error.\n");
+      "\nOptions, and whether -o can be written, are checked before the "
+      "model is read.\n"
+      "Exit codes: 0 success, 1 bad model or options (or no CUDA toolkit "
+      "for --target=cuda), 70 internal error; stopped by a signal, 128 + "
+      "the signal\n(130 for Ctrl-C), with no scratch files left.\n");
 
   auto fail = [](const Twine &msg) {
     llvm::WithColor::error(llvm::errs(), "weftc") << msg << "\n";
