@@ -19,6 +19,8 @@
 #include "llvm/Support/JSON.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/SHA256.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include "gtest/gtest.h"
@@ -100,6 +102,18 @@ protected:
     ASSERT_FALSE(ec) << name.str();
     os << text;
   }
+  static std::string sha256(llvm::StringRef bytes) {
+    return llvm::toHex(
+        llvm::SHA256::hash(llvm::arrayRefFromStringRef<uint8_t>(bytes)),
+        /*LowerCase=*/true);
+  }
+  /// The manifest's "files" entry of out/`name`, as weftc indents it.
+  std::string fileEntry(llvm::StringRef name) {
+    std::string bytes = read(("out/" + name).str());
+    return "    {\n      \"path\": \"" + name.str() + "\",\n      \"bytes\": " +
+           std::to_string(bytes.size()) + ",\n      \"sha256\": \"" +
+           sha256(bytes) + "\"\n    }";
+  }
   std::string read(llvm::StringRef name) {
     auto buffer = llvm::MemoryBuffer::getFile(path(name));
     return buffer ? (*buffer)->getBuffer().str() : "<missing>";
@@ -162,11 +176,24 @@ TEST_F(PackageTest, SingleDeviceManifestIsUnchanged) {
       "\"dtype\": \"f32\",\n      \"shape\": [\n        2\n      ]\n    }\n"
       "  ],\n  \"weights\": [\n    {\n      \"file\": \"weights/dev0.bin\",\n"
       "      \"bytes\": 11,\n      \"sha256\": \"sha0\"\n    }\n  ],\n"
+      "  \"files\": [\n" +
+      fileEntry("bin/dev0") + ",\n" + fileEntry("run.sh") + ",\n" +
+      // The weights' digest is the one weftc computed as it wrote them.
+      "    {\n      \"path\": \"weights/dev0.bin\",\n      \"bytes\": 11,\n"
+      "      \"sha256\": \"sha0\"\n    }\n  ],\n"
       "  \"runtime_libraries\": [\n    \"libexample.so.1\"\n  ]\n}\n";
   EXPECT_EQ(read("out/manifest.json"), expected);
+  // The manifest's own digest, as sha256sum writes it.
+  EXPECT_EQ(read("out/manifest.json.sha256"),
+            sha256(read("out/manifest.json")) + "  manifest.json\n");
   EXPECT_EQ(read("out/run.sh"),
             "#!/bin/sh\n# Runs this package's model; options as `weft-run` "
             "(run.sh --help).\nhere=$(cd \"$(dirname \"$0\")\" && pwd)\n"
+            "# OpenMP threads spin briefly at a barrier, then sleep (as "
+            "weft-run sets it).\n"
+            "if [ -z \"${OMP_WAIT_POLICY}${GOMP_SPINCOUNT}\" ]; then\n"
+            "  GOMP_SPINCOUNT=10000; export GOMP_SPINCOUNT\n"
+            "fi\n"
             "exec \"$here/bin/dev0\" --weights \"$here/weights/dev0.bin\" "
             "\"$@\"\n");
   EXPECT_EQ(read("out/weights/dev0.bin"), "weights of 0");
