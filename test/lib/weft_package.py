@@ -37,3 +37,11 @@ def write_manifest(pkg, manifest):
         f.write(text)
     with open(os.path.join(pkg, "manifest.json.sha256"), "w") as f:
         f.write(hashlib.sha256(text.encode()).hexdigest() + "  manifest.json\n")
+
+
+def refresh_manifest(pkg):
+    """Re-lists the files of pkg after a test changed one of them."""
+    with open(os.path.join(pkg, "manifest.json")) as f:
+        manifest = json.load(f)
+    manifest.pop("files", None)
+    write_manifest(pkg, manifest)
