@@ -32,6 +32,9 @@ static llvm::Error failure(const llvm::Twine &message) {
 
 using Clock = std::chrono::steady_clock;
 
+/// The least time limit a CBC run is started with.
+static constexpr double kMinCbcSeconds = 0.02;
+
 /// `options` with the time limit cut to what is left of it since `started`:
 /// the limit bounds the whole solve, not each CBC run.
 static SolveOptions timeLeft(const SolveOptions &options,
@@ -219,6 +222,14 @@ static IlpOutcome solveReduced(const ReducedGraph &r, bool minimisePeak,
     values[fill[entry.col]++] = entry.value;
   }
 
+  // What is left of the time limit is too little for CBC to do anything
+  // but stop inside its preprocessing, where CBC 2.10.8 was seen to read a
+  // null pointer (under ASan, with 1 ms left): say that time ran out.
+  if (options.timeLimitSeconds < kMinCbcSeconds) {
+    outcome.status = IlpOutcome::NoPlan;
+    outcome.timeLimit = true;
+    return outcome;
+  }
   Cbc_Model *cbc = Cbc_newModel();
   llvm::scope_exit release([&] { Cbc_deleteModel(cbc); });
   Cbc_loadProblem(cbc, numCols, numRows, starts.data(), index.data(),
