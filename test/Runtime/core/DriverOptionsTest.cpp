@@ -67,6 +67,19 @@ TEST(DriverOptionsTest, Defaults) {
   EXPECT_TRUE(o.help);
 }
 
+// --threads is a maximum the driver may run below (ThreadAdapter) unless
+// --fixed-threads pins it.
+TEST(DriverOptionsTest, FixedThreads) {
+  DriverOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--threads", "2"}, o, error));
+  EXPECT_EQ(o.threads, 2);
+  EXPECT_FALSE(o.fixedThreads);
+  ASSERT_TRUE(parse({"--threads", "2", "--fixed-threads"}, o, error));
+  EXPECT_TRUE(o.fixedThreads);
+  EXPECT_FALSE(parse({"--fixed-threads=1"}, o, error));
+}
+
 TEST(DriverOptionsTest, RefusesWrongOptions) {
   struct Case {
     std::vector<std::string> args;
