@@ -40,21 +40,12 @@ import tempfile
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "bench"))
+from multi_device import input_shape_flags  # noqa: E402
 
 
 def log(msg):
     print(msg, file=sys.stderr, flush=True)
-
-
-def input_shape_flags(data_dir):
-    import onnx
-    flags = []
-    for name in sorted(os.listdir(data_dir)):
-        if re.fullmatch(r"input_\d+\.pb", name):
-            t = onnx.load_tensor(os.path.join(data_dir, name))
-            flags.append("--input-shape=%s=%s" %
-                         (t.name, "x".join(str(d) for d in t.dims)))
-    return flags
 
 
 def cpu_description():

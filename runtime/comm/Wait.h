@@ -13,13 +13,8 @@
 #ifndef WEFT_RUNTIME_COMM_WAIT_H
 #define WEFT_RUNTIME_COMM_WAIT_H
 
-#ifndef OMPI_SKIP_MPICXX
-#define OMPI_SKIP_MPICXX 1
-#endif
-#ifndef MPICH_SKIP_MPICXX
-#define MPICH_SKIP_MPICXX 1
-#endif
-#include <mpi.h>
+// MPI itself, as the runtime includes it.
+#include "comm/Comm.h"
 
 #include <cstdint>
 
