@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/KnownShapeValues.h"
+#include "weft/WeftTypeUtils.h"
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/PatternMatch.h"
@@ -105,11 +106,7 @@ Value sliceAxis(PatternRewriter &rewriter, Location loc, Value value,
 /// diagnostics, plan.json and --report ("MatMul:qkv/0", "/1", "/2"). `loc`
 /// itself when it carries no name.
 Location pieceLoc(Location loc, size_t index) {
-  NameLoc named;
-  loc->walk([&](Location inner) {
-    named = dyn_cast<NameLoc>(inner);
-    return named ? WalkResult::interrupt() : WalkResult::advance();
-  });
+  NameLoc named = findNameLoc(loc);
   if (!named)
     return loc;
   std::string name = (named.getName().getValue() + "/" + Twine(index)).str();

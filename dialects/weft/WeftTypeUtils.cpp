@@ -175,3 +175,12 @@ std::optional<int64_t> mlir::weft::getNumElements(ArrayRef<int64_t> shape) {
   }
   return n;
 }
+
+NameLoc mlir::weft::findNameLoc(Location loc) {
+  NameLoc named;
+  loc->walk([&](Location inner) {
+    named = dyn_cast<NameLoc>(inner);
+    return named ? WalkResult::interrupt() : WalkResult::advance();
+  });
+  return named;
+}

@@ -2,7 +2,8 @@
 //
 // Helpers shared by the type inference, verifiers and folders of all weft op
 // families: compatibility of result types, broadcasting, reading constant
-// operands and normalizing ONNX-style negative axes.
+// operands, normalizing ONNX-style negative axes, and the ONNX node name in a
+// location.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,12 +13,17 @@
 #include "mlir/IR/BuiltinAttributes.h"
 #include "mlir/IR/BuiltinTypes.h"
 #include "mlir/IR/Diagnostics.h"
+#include "mlir/IR/Location.h"
 #include "mlir/IR/Value.h"
 #include "mlir/Support/LLVM.h"
 
 #include <optional>
 
 namespace mlir::weft {
+
+/// The first NameLoc inside `loc` (the importer names each op after its
+/// ONNX node), or null when it has none.
+NameLoc findNameLoc(Location loc);
 
 /// True when each pair of types has the same element type and rank and no
 /// dimension where both are static and differ. A result type may be less

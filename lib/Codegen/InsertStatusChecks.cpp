@@ -8,6 +8,7 @@
 
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
+#include "weft/WeftTypeUtils.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/ControlFlow/IR/ControlFlowOps.h"
@@ -26,15 +27,8 @@ using namespace mlir::weft;
 /// The ONNX node name in `loc` (the importer names ops after their node),
 /// or "" when it has none.
 static std::string nodeName(Location loc) {
-  std::string name;
-  loc->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner)) {
-      name = named.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
+  NameLoc named = findNameLoc(loc);
+  return named ? named.getName().str() : std::string();
 }
 
 static func::FuncOp declareHook(ModuleOp module, StringRef name) {

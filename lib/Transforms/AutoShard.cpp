@@ -12,6 +12,7 @@
 #include "weft/Transforms/ShardedMemory.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/WeftOps.h"
+#include "weft/WeftTypeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
@@ -59,15 +60,8 @@ StringRef mlir::weft::shardingModeName(ShardingMode mode) {
 
 /// The ONNX name in `loc` ("" when none).
 static std::string onnxName(Location loc) {
-  std::string name;
-  loc->walk([&](Location inner) {
-    if (auto named = dyn_cast<NameLoc>(inner)) {
-      name = named.getName().str();
-      return WalkResult::interrupt();
-    }
-    return WalkResult::advance();
-  });
-  return name;
+  NameLoc named = findNameLoc(loc);
+  return named ? named.getName().str() : std::string();
 }
 
 /// Gives each constant without an ONNX name one from where it is used,
