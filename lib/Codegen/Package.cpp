@@ -9,6 +9,7 @@
 
 #include "weft/Codegen/Package.h"
 #include "weft/Codegen/RuntimeConfig.h"
+#include "weft/Support/WaitPolicy.h"
 #include "weft/Version.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -389,7 +390,9 @@ static std::string runScript(const PackageContents &contents) {
            "# OpenMP threads spin briefly at a barrier, then sleep (as "
            "weft-run sets it).\n"
            "if [ -z \"${OMP_WAIT_POLICY}${GOMP_SPINCOUNT}\" ]; then\n"
-           "  GOMP_SPINCOUNT=10000; export GOMP_SPINCOUNT\n"
+           "  GOMP_SPINCOUNT=" +
+           std::string(::weft::kOpenMpSpinCount) +
+           "; export GOMP_SPINCOUNT\n"
            "fi\n"
            "exec \"$here/bin/dev0\" --weights \"$here/weights/dev0.bin\" "
            "\"$@\"\n";

@@ -118,14 +118,8 @@ struct LaunchInfo {
 };
 LaunchInfo readLaunchInfo();
 
-/// OpenMP threads waiting at a barrier spin this many rounds (about tens of
-/// microseconds), then sleep: a thread that shares its core with another
-/// process must not hold the core its peers need (libgomp's default spins
-/// for milliseconds). weft-run sets the same GOMP_SPINCOUNT for the
-/// programs it starts (tools/weft-run/Launch.cpp).
-inline constexpr const char *kOpenMpSpinCount = "10000";
-
-/// Starts this executable again with GOMP_SPINCOUNT=kOpenMpSpinCount when
+/// Starts this executable again with GOMP_SPINCOUNT=weft::kOpenMpSpinCount
+/// (weft/Support/WaitPolicy.h) when
 /// neither it nor OMP_WAIT_POLICY is set; returns when it cannot (or need
 /// not). Call first thing in main, before any OpenMP or MPI call.
 void applyOpenMpWaitPolicy(char **argv);

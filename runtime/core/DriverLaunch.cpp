@@ -8,6 +8,8 @@
 
 #include "Driver.h"
 
+#include "weft/Support/WaitPolicy.h"
+
 #include <cstdlib>
 #include <unistd.h>
 #include <string>
@@ -77,7 +79,7 @@ void weft::rt::applyOpenMpWaitPolicy(char **argv) {
   // mpirun does not notice). A user's own setting is left alone.
   if (std::getenv("OMP_WAIT_POLICY") || std::getenv("GOMP_SPINCOUNT"))
     return;
-  if (setenv("GOMP_SPINCOUNT", kOpenMpSpinCount, /*overwrite=*/0) != 0)
+  if (setenv("GOMP_SPINCOUNT", weft::kOpenMpSpinCount, /*overwrite=*/0) != 0)
     return;
   // On failure, go on with libgomp's default policy.
   execv("/proc/self/exe", argv);

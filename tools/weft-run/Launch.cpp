@@ -14,6 +14,8 @@
 #include "Launch.h"
 #include "Heartbeats.h"
 
+#include "weft/Support/WaitPolicy.h"
+
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -420,12 +422,6 @@ std::vector<char *> pointersTo(std::vector<std::string> &strings) {
 
 } // namespace
 
-/// The OpenMP wait policy of every program: spin briefly at a barrier,
-/// then sleep (the same value the driver sets for itself when started
-/// directly: runtime/core/Driver.h, kOpenMpSpinCount). A user's own
-/// OMP_WAIT_POLICY or GOMP_SPINCOUNT wins.
-static constexpr const char *kOpenMpSpinCount = "10000";
-
 /// How often a program sends a heartbeat: often enough that a detection
 /// bound of S seconds spans ten of them.
 static std::string heartbeatMilliseconds(double detectAfterSeconds) {
@@ -439,7 +435,7 @@ static bool addCommonEnvironment(ProgramEnvironment &env,
                                  HeartbeatListener &listener, bool remote,
                                  const LaunchOptions &options) {
   if (!std::getenv("OMP_WAIT_POLICY") && !std::getenv("GOMP_SPINCOUNT"))
-    env.set("GOMP_SPINCOUNT", kOpenMpSpinCount);
+    env.set("GOMP_SPINCOUNT", weft::kOpenMpSpinCount);
   if (options.detectAfterSeconds <= 0 || options.dryRun)
     return true;
   std::string address, message;
