@@ -264,23 +264,22 @@ int Driver::startDetector() {
                      ? " " + formatRanks({myRank},
                                          static_cast<int>(signature.meshDevices))
                      : std::string());
-  // Both end the process from the detector's thread: the main thread may be
-  // blocked in a wait that will never return.
-  auto gone = [prefix](const std::string &message) {
-    // mpirun also gets SIGTERM when weft-run dies, and stops this rank in
-    // order (removing its session folder) if it is given a moment first.
-    std::this_thread::sleep_for(std::chrono::seconds(2));
-    std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), message.c_str());
-    std::fflush(stderr);
-    std::_Exit(kExitPeerFailed);
+  // Both failures end the process from the detector's thread, `delay`
+  // after they are seen: the main thread may be blocked in a wait that will
+  // never return.
+  auto endAfter = [prefix](std::chrono::seconds delay) {
+    return [prefix, delay](const std::string &message) {
+      std::this_thread::sleep_for(delay);
+      std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), message.c_str());
+      std::fflush(stderr);
+      std::_Exit(kExitPeerFailed);
+    };
   };
-  auto checkFailed = [prefix](const std::string &message) {
-    std::fprintf(stderr, "%s: error: %s\n", prefix.c_str(), message.c_str());
-    std::fflush(stderr);
-    std::_Exit(kExitPeerFailed);
-  };
+  // When weft-run is gone, mpirun got SIGTERM too, and stops this rank in
+  // order (removing its session folder) if it is given a moment first.
   detector = std::make_unique<FailureDetector>(
-      ctx, [this] { return describeActivity(); }, gone, checkFailed);
+      ctx, [this] { return describeActivity(); },
+      endAfter(std::chrono::seconds(2)), endAfter(std::chrono::seconds(0)));
   if (!detector->start(config, myRank, error)) {
     detector.reset();
     return report(kExitPeerFailed, "error: " + error);
