@@ -27,8 +27,10 @@ struct Collective {
   int64_t groupSize = 1;
   int64_t groupRank = 0;
   size_t mask = 0;
-  /// ALL_REDUCE_SUM.
+  /// ALL_REDUCE_SUM, SEND and RECV.
   int64_t count = 0;
+  /// SEND and RECV: the other rank (a world rank) and the tag.
+  int64_t peer = -1, tag = 0;
   /// The others: sizes (split sizes of ALL_TO_ALL) and gatherSizes, P each,
   /// pointing into the parameter block, and their sums.
   int64_t outer = 0, mid = 1, inner = 0, gatherFirst = 0;
@@ -46,15 +48,31 @@ struct CollectiveMesh {
   const int64_t *dims = nullptr;
   const int64_t *coords = nullptr;
   size_t numAxes = 0;
+  /// The world around the mesh, which SEND and RECV peers are ranks of:
+  /// this device's world rank and the world's size (0 without a
+  /// communicator).
+  int worldRank = 0;
+  int worldSize = 0;
 };
 
 /// How messages name the caller: `function` starts every message
 /// ("weft_rt_collective"); `noCommHint` ends the message of a group of more
-/// than one device without a communicator (" (no communicator ...)").
+/// than one device without a communicator (" (no communicator ...)");
+/// `noCommTransfer` is the message of a SEND or RECV without one (after the
+/// function and the kind).
 struct CollectiveNames {
   const char *function;
   const char *noCommHint;
+  const char *noCommTransfer;
 };
+
+/// Whether `kind` is a point-to-point transfer (SEND, RECV).
+inline bool isTransfer(int64_t kind) {
+  return kind == WEFT_RT_SEND || kind == WEFT_RT_RECV;
+}
+
+/// Tags of SEND and RECV are below this bound (2^20).
+inline constexpr int64_t kTransferTagLimit = int64_t(1) << 20;
 
 /// "all_reduce_sum", ...; "?" for an unknown kind.
 const char *collectiveKindName(int64_t kind);

@@ -2,7 +2,9 @@
 //
 // Checks a collective's parameter block against the mesh, then runs it: a
 // copy or slice for a group of one device, else MPI's Allreduce,
-// Allgatherv, Reduce_scatter or Alltoallv on the group's communicator.
+// Allgatherv, Reduce_scatter or Alltoallv on the group's communicator (split
+// from the mesh's); SEND and RECV are MPI_Isend and a probed MPI_Imrecv over
+// the world.
 // Blocks that are not contiguous in the caller's layout, or whose group
 // order differs from the communicator's, are packed through scratch
 // buffers kept in the communicator.
@@ -120,6 +122,10 @@ const char *weft::rt::collectiveKindName(int64_t kind) {
     return "all_to_all";
   case WEFT_RT_LOCAL_SLICE:
     return "local_slice";
+  case WEFT_RT_SEND:
+    return "send";
+  case WEFT_RT_RECV:
+    return "recv";
   default:
     return "?";
   }
@@ -144,6 +150,57 @@ static bool readSizes(const int64_t *at, int64_t count, int64_t &sum) {
   return true;
 }
 
+/// The rest of a SEND or RECV block (kind and dtype are read): no axes,
+/// then peer, tag, count. Everything is checked before any communication,
+/// so that a bad block fails here rather than leave the peer waiting.
+static weft_rt_status parseTransfer(weft_rt_context *ctx, const int64_t *params,
+                                    const CollectiveMesh &mesh,
+                                    const CollectiveNames &names,
+                                    Collective &c) {
+  const char *fn = names.function;
+  const char *name = collectiveKindName(c.kind);
+  if (params[2] != 0)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: A is %lld, but a transfer takes no mesh axes "
+                        "(A must be 0)",
+                        fn, name, static_cast<long long>(params[2]));
+  c.peer = params[3];
+  c.tag = params[4];
+  c.count = params[5];
+  if (c.count < 0)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: count %lld is negative", fn, name,
+                        static_cast<long long>(c.count));
+  int64_t bytes = 0;
+  if (!multiply({c.count, static_cast<int64_t>(c.elemBytes)}, bytes))
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: the buffer has more bytes than fit in 64 bits",
+                        fn, name);
+  if (c.tag < 0 || c.tag >= kTransferTagLimit)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: tag %lld is not from 0 to %lld", fn, name,
+                        static_cast<long long>(c.tag),
+                        static_cast<long long>(kTransferTagLimit - 1));
+  if (mesh.worldSize <= 0)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT, "%s %s: %s", fn, name,
+                        names.noCommTransfer);
+  if (c.peer == mesh.worldRank)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: peer %lld is this rank itself (a transfer "
+                        "needs another world rank)",
+                        fn, name, static_cast<long long>(c.peer));
+  if (c.peer < 0 || c.peer >= mesh.worldSize)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: peer %lld is not a world rank (0 to %d)", fn,
+                        name, static_cast<long long>(c.peer),
+                        mesh.worldSize - 1);
+  if (c.kind == WEFT_RT_SEND)
+    c.inElements = c.count;
+  else
+    c.outElements = c.count;
+  return WEFT_RT_OK;
+}
+
 weft_rt_status weft::rt::parseCollective(weft_rt_context *ctx,
                                          const int64_t *params,
                                          const CollectiveMesh &mesh,
@@ -152,9 +209,9 @@ weft_rt_status weft::rt::parseCollective(weft_rt_context *ctx,
   const char *fn = names.function;
   const bool comm = mesh.dims != nullptr;
   c.kind = params[0];
-  if (c.kind < WEFT_RT_ALL_REDUCE_SUM || c.kind > WEFT_RT_LOCAL_SLICE)
+  if (c.kind < WEFT_RT_ALL_REDUCE_SUM || c.kind > WEFT_RT_RECV)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "%s: unknown kind %lld (0 to 4)", fn,
+                        "%s: unknown kind %lld (0 to 6)", fn,
                         static_cast<long long>(c.kind));
   const char *name = collectiveKindName(c.kind);
   if (params[1] <= 0 || params[1] > INT32_MAX ||
@@ -164,6 +221,8 @@ weft_rt_status weft::rt::parseCollective(weft_rt_context *ctx,
                         static_cast<long long>(params[1]));
   c.dtype = static_cast<weft_rt_dtype>(params[1]);
   c.elemBytes = weft_rt_dtype_size(c.dtype);
+  if (isTransfer(c.kind))
+    return parseTransfer(ctx, params, mesh, names, c);
   c.numAxes = params[2];
   int64_t meshAxes = comm ? static_cast<int64_t>(mesh.numAxes)
                           : static_cast<int64_t>(kMaxMeshAxes);
@@ -597,6 +656,73 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
   return WEFT_RT_OK;
 }
 
+/// Transfers go in messages of at most this many bytes (a multiple of every
+/// element size), so that MPI's int counts never overflow; both sides cut
+/// the same count alike, and MPI keeps the pieces of a pair and tag in order.
+static constexpr int64_t kTransferPieceBytes = int64_t(1) << 30;
+
+/// Runs a parsed SEND or RECV over the world.
+static weft_rt_status runTransfer(weft_rt_context *ctx, const Collective &c,
+                                  const void *in, void *out) {
+  weft_rt_comm &comm = *ctx->comm;
+  const char *name = collectiveKindName(c.kind);
+  if (c.tag > comm.tagUpperBound)
+    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                        "weft_rt_collective %s: tag %lld is above this MPI's "
+                        "largest tag (MPI_TAG_UB is %d)",
+                        name, static_cast<long long>(c.tag),
+                        comm.tagUpperBound);
+  int peer = static_cast<int>(c.peer);
+  int tag = static_cast<int>(c.tag);
+  int64_t bytes = c.count * static_cast<int64_t>(c.elemBytes);
+  // A count of 0 still sends one (empty) message: the receiver waits for it.
+  int64_t pieces =
+      bytes == 0 ? 1 : (bytes + kTransferPieceBytes - 1) / kTransferPieceBytes;
+  int64_t done = 0;
+  for (int64_t piece = 0; piece < pieces; ++piece) {
+    int n = static_cast<int>(std::min(bytes - done, kTransferPieceBytes));
+    MPI_Request request;
+    if (c.kind == WEFT_RT_SEND) {
+      const auto *src = static_cast<const uint8_t *>(in);
+      WEFT_MPI_CHECK(ctx, MPI_Isend(n ? src + done : nullptr, n, MPI_BYTE, peer,
+                                    tag, comm.world, &request));
+      WEFT_MPI_CHECK(ctx, waitFor(&request));
+      done += n;
+      continue;
+    }
+    // Probe first, so that a message of another size is reported as such
+    // (a receive into too small a buffer would only say "truncated").
+    MPI_Message message;
+    MPI_Status status;
+    WEFT_MPI_CHECK(ctx, probeFor(peer, tag, comm.world, &message, &status));
+    int arrived = 0;
+    WEFT_MPI_CHECK(ctx, MPI_Get_count(&status, MPI_BYTE, &arrived));
+    if (arrived != n) {
+      // Take the message all the same (MPI truncates it to nothing): a
+      // matched message must be received.
+      MPI_Request dropped;
+      if (MPI_Imrecv(nullptr, 0, MPI_BYTE, &message, &dropped) == MPI_SUCCESS)
+        waitFor(&dropped);
+      // A full piece may have more behind it; a shorter one was the last.
+      bool more = arrived == kTransferPieceBytes;
+      return weft_rt_fail(
+          ctx, WEFT_RT_INVALID_ARGUMENT,
+          "weft_rt_collective recv: world rank %d sent %s%lld bytes with tag "
+          "%d, but this receive expects %lld bytes (%lld elements of %s): "
+          "the two sides of a transfer must give the same count",
+          peer, more ? "at least " : "", static_cast<long long>(done + arrived),
+          tag, static_cast<long long>(bytes), static_cast<long long>(c.count),
+          weft_rt_dtype_name(c.dtype));
+    }
+    auto *dst = static_cast<uint8_t *>(out);
+    WEFT_MPI_CHECK(ctx, MPI_Imrecv(n ? dst + done : nullptr, n, MPI_BYTE,
+                                   &message, &request));
+    WEFT_MPI_CHECK(ctx, waitFor(&request));
+    done += n;
+  }
+  return WEFT_RT_OK;
+}
+
 weft_rt_status weft_rt_collective(weft_rt_context *ctx, const int64_t *params,
                                   const void *in, void *out) {
   if (!ctx)
@@ -607,18 +733,24 @@ weft_rt_status weft_rt_collective(weft_rt_context *ctx, const int64_t *params,
   static const CollectiveNames names = {
       "weft_rt_collective",
       " (no communicator is attached: only groups of one device work; see "
-      "weft_rt_context_set_comm)"};
+      "weft_rt_context_set_comm)",
+      "no communicator is attached (weft_rt_context_set_comm), and a "
+      "transfer to or from another rank needs one"};
   CollectiveMesh mesh;
   if (const weft_rt_comm *comm = ctx->comm) {
     mesh.dims = comm->dims.data();
     mesh.coords = comm->coords.data();
     mesh.numAxes = comm->dims.size();
+    mesh.worldRank = comm->rank;
+    mesh.worldSize = comm->size;
   }
   Collective c;
   if (weft_rt_status status = parseCollective(ctx, params, mesh, names, c))
     return status;
   if (weft_rt_status status = checkCollectiveBuffers(ctx, names, c, in, out))
     return status;
+  if (isTransfer(c.kind))
+    return runTransfer(ctx, c, in, out);
   if (c.groupSize == 1 || c.kind == WEFT_RT_LOCAL_SLICE) {
     runLocally(c, in, out);
     return WEFT_RT_OK;

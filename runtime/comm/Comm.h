@@ -1,8 +1,9 @@
 //===- Comm.h - The mesh communicator's insides -----------------*- C++ -*-===//
 //
-// What weft_rt_comm holds: the mesh shape, this rank's coordinates, the MPI
-// communicators of the subsets of mesh axes that collectives used, and the scratch buffers that
-// collectives reuse. Private to the runtime.
+// What weft_rt_comm holds: the world and this process's mesh in it (its
+// shape, this rank's coordinates, the world ranks of its devices), the MPI
+// communicators of the subsets of mesh axes that collectives used, and the
+// scratch buffers that collectives reuse. Private to the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,13 +48,17 @@ weft_rt_status mpiFail(weft_rt_context *ctx, int code, const char *call,
                        const char *file, int line);
 
 /// Fails ctx with WEFT_RT_INVALID_ARGUMENT unless its communicator suits a
-/// program compiled for `mesh` (empty or of size 1: a single device, which
-/// needs none).
+/// program compiled for `mesh` (empty or of size 1: a single device) in a
+/// job of `worldSize` processes whose mesh positions are the world ranks
+/// `meshWorldRanks` (empty: the mesh is the whole world, ranks 0..n-1). A
+/// program of one process needs no communicator.
 weft_rt_status checkMeshComm(weft_rt_context *ctx,
-                             const std::vector<int64_t> &mesh);
+                             const std::vector<int64_t> &mesh,
+                             int64_t worldSize,
+                             const std::vector<int32_t> &meshWorldRanks);
 
 /// The communicator of the mesh axes in bitmask `mask` (see
-/// weft_rt_comm::groups), split from the world on first use.
+/// weft_rt_comm::groups), split from the mesh communicator on first use.
 weft_rt_status groupComm(weft_rt_context *ctx, weft_rt_comm &comm,
                          size_t mask, MPI_Comm &out);
 
@@ -64,6 +69,8 @@ void sumBfloat16s(void *in, void *inout, int *length, MPI_Datatype *type);
 
 /// "[2,2]", for messages.
 std::string formatMesh(const std::vector<int64_t> &mesh);
+/// "{0,2,4}", for messages.
+std::string formatRankList(const std::vector<int32_t> &ranks);
 
 } // namespace weft::rt
 
@@ -78,18 +85,34 @@ std::string formatMesh(const std::vector<int64_t> &mesh);
   } while (0)
 
 struct weft_rt_comm {
-  /// The mesh shape and this rank's coordinates in it.
+  /// The mesh shape and this rank's coordinates in it (from its mesh
+  /// position, row-major).
   std::vector<int64_t> dims;
   std::vector<int64_t> coords;
+  /// This process's world rank and the world's size: what the driver's
+  /// agreement, barriers and gathers span, and what SEND/RECV peers name.
   int rank = 0;
   int size = 1;
   /// A duplicate of MPI_COMM_WORLD, so that our traffic and error handler
-  /// stay apart from an embedding application's.
+  /// stay apart from an embedding application's. Point-to-point transfers
+  /// between meshes go over it.
   MPI_Comm world = MPI_COMM_NULL;
-  /// groups[mask]: the devices that share every coordinate outside the axes
-  /// of bitmask `mask`, ranked by the mixed-radix number of their
-  /// coordinates on those axes in ascending axis order; MPI_COMM_NULL until
-  /// groupComm first needs it. groups[0] is unused.
+  /// This process's mesh (a pipeline stage): the devices at its row-major
+  /// positions, ranked by position. Collectives and the splits of `groups`
+  /// run over it, never over the world: ranks of other meshes do not take
+  /// part in them. For weft_rt_comm_create_mpi the mesh is the whole world.
+  MPI_Comm mesh = MPI_COMM_NULL;
+  int meshPosition = 0;
+  int meshSize = 1;
+  /// meshWorldRanks[p]: the world rank of mesh position p.
+  std::vector<int32_t> meshWorldRanks;
+  /// The largest tag the world's point-to-point messages may carry
+  /// (MPI_TAG_UB; at least 32767).
+  int tagUpperBound = 32767;
+  /// groups[mask]: the devices of the mesh that share every coordinate
+  /// outside the axes of bitmask `mask`, ranked by the mixed-radix number of
+  /// their coordinates on those axes in ascending axis order; MPI_COMM_NULL
+  /// until groupComm first needs it. groups[0] is unused.
   std::vector<MPI_Comm> groups;
   /// Sums of f16 and bf16 (MPI has no such types): user operations.
   MPI_Op halfSum = MPI_OP_NULL;

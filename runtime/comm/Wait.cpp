@@ -39,16 +39,19 @@ const WaitPolicy &weft::rt::waitPolicy() {
   return policy;
 }
 
-int weft::rt::waitFor(MPI_Request *request, const WaitPolicy &policy) {
+/// Calls `test(&done)` (an MPI status) until it reports done or fails:
+/// in a tight loop for the policy's spin time, then with growing sleeps.
+template <typename Test>
+static int pollUntilDone(const WaitPolicy &policy, Test test) {
   using Clock = std::chrono::steady_clock;
   int done = 0;
-  int status = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+  int status = test(&done);
   if (status != MPI_SUCCESS || done)
     return status;
   Clock::time_point spinUntil =
       Clock::now() + std::chrono::microseconds(policy.spinMicroseconds);
   while (Clock::now() < spinUntil) {
-    status = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    status = test(&done);
     if (status != MPI_SUCCESS || done)
       return status;
   }
@@ -58,11 +61,28 @@ int weft::rt::waitFor(MPI_Request *request, const WaitPolicy &policy) {
       std::this_thread::sleep_for(std::chrono::microseconds(sleep));
     else
       std::this_thread::yield();
-    status = MPI_Test(request, &done, MPI_STATUS_IGNORE);
+    status = test(&done);
     if (status != MPI_SUCCESS || done)
       return status;
     sleep = sleep * 2 > policy.maxSleepMicroseconds
                 ? policy.maxSleepMicroseconds
                 : std::max<int64_t>(sleep * 2, 1);
   }
+}
+
+int weft::rt::waitFor(MPI_Request *request, const WaitPolicy &policy) {
+  return waitFor(request, MPI_STATUS_IGNORE, policy);
+}
+
+int weft::rt::waitFor(MPI_Request *request, MPI_Status *status,
+                      const WaitPolicy &policy) {
+  return pollUntilDone(
+      policy, [&](int *done) { return MPI_Test(request, done, status); });
+}
+
+int weft::rt::probeFor(int source, int tag, MPI_Comm comm, MPI_Message *message,
+                       MPI_Status *status, const WaitPolicy &policy) {
+  return pollUntilDone(policy, [&](int *done) {
+    return MPI_Improbe(source, tag, comm, done, message, status);
+  });
 }

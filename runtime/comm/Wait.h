@@ -37,6 +37,15 @@ const WaitPolicy &waitPolicy();
 /// Completes `request` as MPI_Wait would (MPI_SUCCESS or MPI's error code),
 /// without spinning for longer than the policy's spin time.
 int waitFor(MPI_Request *request, const WaitPolicy &policy = waitPolicy());
+/// The same, filling `status` (MPI_Get_count reads it).
+int waitFor(MPI_Request *request, MPI_Status *status,
+            const WaitPolicy &policy = waitPolicy());
+
+/// Waits, as waitFor does, until a message from `source` with `tag` arrives
+/// on `comm`, and takes it out of the matching queue (MPI_Improbe): receive
+/// it with MPI_Imrecv. `status` tells its size before it is received.
+int probeFor(int source, int tag, MPI_Comm comm, MPI_Message *message,
+             MPI_Status *status, const WaitPolicy &policy = waitPolicy());
 
 } // namespace weft::rt
 

@@ -235,7 +235,9 @@ weft_rt_status weft_rt_model_run(weft_rt_model *model) {
   ctx->error.clear();
   // A mesh program without its communicator would wait for peers forever
   // or compute with the wrong group.
-  if (weft_rt_status status = checkMeshComm(ctx, model->signature.mesh))
+  if (weft_rt_status status =
+          checkMeshComm(ctx, model->signature.mesh, model->signature.worldSize,
+                        model->signature.meshWorldRanks))
     return status;
   // The run's own event brackets its ops in the trace; its slot is reserved
   // up front and filled in afterwards.

@@ -99,6 +99,14 @@ std::string weft::rt::formatTensorType(weft_rt_dtype dtype,
   return out;
 }
 
+/// "[2,3]", for messages.
+static std::string formatDims(const std::vector<int64_t> &dims) {
+  std::string out = "[";
+  for (size_t i = 0; i < dims.size(); ++i)
+    out += (i ? "," : "") + std::to_string(dims[i]);
+  return out + "]";
+}
+
 bool weft::rt::countElements(const std::vector<int64_t> &dims,
                              size_t elementBytes, int64_t &outElements,
                              size_t &outBytes) {
@@ -146,12 +154,16 @@ private:
   bool parseOp(const std::vector<std::string> &fields);
   bool parseMesh(const std::vector<std::string> &fields);
   bool parseTarget(const std::vector<std::string> &fields);
+  bool parsePipeline(const std::vector<std::string> &fields);
   bool checkWhole();
 
   ProgramSignature &out;
   std::string &error;
   int lineNumber = 0;
-  bool sawArena = false, sawWeights = false, sawMesh = false, sawTarget = false;
+  bool sawArena = false, sawWeights = false, sawMesh = false, sawTarget = false,
+       sawPipeline = false;
+  /// The line of the "pipeline" record, for checks at the end.
+  int pipelineLine = 0;
   /// Op ids as given, checked for density at the end.
   std::vector<int64_t> opIds;
   std::vector<OpSpec> opsInOrder;
@@ -258,6 +270,8 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
     return parseMesh(fields);
   if (kind == "target")
     return parseTarget(fields);
+  if (kind == "pipeline")
+    return parsePipeline(fields);
   return fail("unknown record '%s'", kind.c_str());
 }
 
@@ -316,6 +330,42 @@ bool SignatureParser::parseMesh(const std::vector<std::string> &fields) {
     out.mesh.push_back(dim);
   }
   out.meshDevices = devices;
+  return true;
+}
+
+bool SignatureParser::parsePipeline(const std::vector<std::string> &fields) {
+  if (sawPipeline)
+    return fail("second 'pipeline' record");
+  sawPipeline = true;
+  pipelineLine = lineNumber;
+  if (fields.size() < 3)
+    return fail("expected 'pipeline <world size> <rank of mesh position 0> "
+                "...' with at least one rank");
+  int64_t worldSize = 0;
+  if (!parseInt64(fields[1], worldSize) || worldSize < 1 ||
+      worldSize > kMaxMeshDevices)
+    return fail("pipeline world size '%s' is not an integer from 1 to %lld",
+                fields[1].c_str(), static_cast<long long>(kMaxMeshDevices));
+  // More ranks than processes cannot all be distinct: say so before
+  // reading them all.
+  if (static_cast<int64_t>(fields.size() - 2) > worldSize)
+    return fail("the pipeline lists %zu world ranks, more than its %lld "
+                "processes",
+                fields.size() - 2, static_cast<long long>(worldSize));
+  std::vector<bool> seen(static_cast<size_t>(worldSize), false);
+  for (size_t i = 2; i < fields.size(); ++i) {
+    int64_t rank = 0;
+    if (!parseInt64(fields[i], rank) || rank < 0 || rank >= worldSize)
+      return fail("pipeline rank %zu is '%s', not a world rank from 0 to %lld",
+                  i - 2, fields[i].c_str(),
+                  static_cast<long long>(worldSize - 1));
+    if (seen[static_cast<size_t>(rank)])
+      return fail("pipeline world rank %lld is given twice",
+                  static_cast<long long>(rank));
+    seen[static_cast<size_t>(rank)] = true;
+    out.meshWorldRanks.push_back(static_cast<int32_t>(rank));
+  }
+  out.worldSize = worldSize;
   return true;
 }
 
@@ -390,6 +440,20 @@ bool SignatureParser::checkWhole() {
     return fail("no 'arena <bytes>' record");
   if (!sawWeights)
     return fail("no 'weights <bytes>' record");
+  if (sawPipeline) {
+    // The mesh record may come after the pipeline's: compare them now.
+    if (static_cast<int64_t>(out.meshWorldRanks.size()) != out.meshDevices) {
+      lineNumber = pipelineLine;
+      return fail("the pipeline lists %zu world ranks, but the mesh %s has "
+                  "%lld devices (one world rank per mesh position)",
+                  out.meshWorldRanks.size(),
+                  sawMesh ? formatDims(out.mesh).c_str()
+                          : "[1] (no 'mesh' record)",
+                  static_cast<long long>(out.meshDevices));
+    }
+  } else {
+    out.worldSize = out.meshDevices;
+  }
 
   struct Placed {
     const TensorSpec *spec;

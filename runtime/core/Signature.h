@@ -43,6 +43,16 @@ struct ProgramSignature {
   std::vector<int64_t> mesh;
   /// Devices in the mesh (product of `mesh`), 1 without one.
   int64_t meshDevices = 1;
+  /// The "pipeline" record: the world ranks of the mesh's row-major
+  /// positions (meshDevices of them) in a job of `worldSize` processes.
+  /// Without one the mesh is the whole job: meshWorldRanks is empty and
+  /// worldSize is meshDevices.
+  std::vector<int32_t> meshWorldRanks;
+  int64_t worldSize = 1;
+  /// Whether the signature has a "pipeline" record.
+  bool pipeline() const { return !meshWorldRanks.empty(); }
+  /// Whether the program runs as one rank of an MPI job of several.
+  bool multiRank() const { return worldSize > 1; }
   /// The "target" record: the device kind ("cpu" without one) and, for
   /// "cuda", the GPU architectures the program was built for (80 = sm_80).
   std::string target = "cpu";

@@ -206,7 +206,10 @@ static weft_rt_status copyRows(weft_rt_context *ctx, cudaStream_t stream,
 static const CollectiveNames kNames = {
     "weft_rt_cuda_collective",
     " (no NCCL communicator is attached: only groups of one device work; "
-    "the CUDA model attaches one to a program of a mesh)"};
+    "the CUDA model attaches one to a program of a mesh)",
+    "no NCCL communicator is attached (the CUDA model attaches one to a "
+    "program of a mesh or a pipeline), and a transfer to or from another "
+    "rank needs one"};
 
 /// A group of one device, and every LOCAL_SLICE: copies only, as
 /// weft_rt_collective's.

@@ -221,12 +221,17 @@ int weft_rt_driver_main(const weft_rt_program *program, int argc,
 |* Meshes and collectives                                                   *|
 |*                                                                          *|
 |* A multi-device program runs as one MPI process (rank) per device of a    *|
-|* logical mesh; rank r is the device at row-major mesh position r. The     *|
-|* program's collectives go through the communicator attached to its        *|
-|* context. See docs/Runtime.md ("Meshes") and docs/Launching.md.           *|
+|* logical mesh; rank r is the device at row-major mesh position r. A       *|
+|* pipeline holds several meshes (its stages) in one MPI world: each rank   *|
+|* belongs to one mesh, at a position given by the list of the mesh's world *|
+|* ranks, and sends to and receives from any rank of the world. The         *|
+|* program's collectives and transfers go through the communicator attached *|
+|* to its context. See docs/Runtime.md ("Meshes", "Pipelines") and          *|
+|* docs/Launching.md.                                                       *|
 \*===----------------------------------------------------------------------===*/
 
-/// Mesh communicator of one device (rank) of a logical device mesh. Opaque.
+/// Communicator of one device (rank) of a logical device mesh, in a world
+/// of one or several meshes. Opaque.
 typedef struct weft_rt_comm weft_rt_comm;
 
 /// Creates the MPI communicators of a mesh of shape mesh_dims[mesh_rank]
@@ -242,17 +247,49 @@ typedef struct weft_rt_comm weft_rt_comm;
 weft_rt_status weft_rt_comm_create_mpi(weft_rt_context *ctx, int32_t mesh_rank,
                                        const int64_t *mesh_dims,
                                        weft_rt_comm **out_comm);
+/// Creates the communicators of one mesh (a pipeline stage) of several in
+/// one MPI world: this process belongs to the mesh of shape
+/// mesh_dims[mesh_rank] (1 to 8 axes, each >= 1) whose row-major position p
+/// is world rank mesh_world_ranks[p] (prod(mesh_dims) distinct ranks, each
+/// below world_size). world_size must equal MPI_COMM_WORLD's size, and this
+/// process's world rank must be in the list: its mesh position is its index
+/// there. Every rank of the world calls this once, each with its own mesh
+/// (collective over the world). The ranks first share what each passed, so
+/// that a mismatch fails on every rank, naming the ranks, instead of
+/// hanging: two ranks that disagree on a mesh they share a member of (a
+/// world rank claimed by two meshes), a world_size that differs from the
+/// world's, a rank missing from its own mesh's list, bad arguments on any
+/// rank. Then each mesh's communicator is split from the world
+/// (MPI_Comm_split; color: the mesh's lowest world rank, key: the mesh
+/// position). Collectives run over the mesh, point-to-point transfers
+/// (WEFT_RT_SEND, WEFT_RT_RECV) over the world. weft_rt_comm_create_mpi is
+/// the case of one mesh with mesh_world_ranks = 0 .. n-1. MPI, threads and
+/// failures as weft_rt_comm_create_mpi; the caller owns *out_comm.
+weft_rt_status weft_rt_comm_create_mpi_pipeline(weft_rt_context *ctx,
+                                                int32_t mesh_rank,
+                                                const int64_t *mesh_dims,
+                                                const int32_t *mesh_world_ranks,
+                                                int32_t world_size,
+                                                weft_rt_comm **out_comm);
 /// Frees the communicators (NULL is allowed); finalizes MPI when this is the
-/// last communicator alive and weft_rt_comm_create_mpi initialized MPI.
+/// last communicator alive and weft_rt_comm_create_mpi(_pipeline)
+/// initialized MPI.
 void weft_rt_comm_destroy(weft_rt_comm *comm);
-/// The world rank, which is the device's row-major mesh position.
+/// The world rank (for weft_rt_comm_create_mpi also the row-major mesh
+/// position).
 int32_t weft_rt_comm_rank(const weft_rt_comm *comm);
-/// The number of devices (MPI_COMM_WORLD's size).
+/// The number of processes in the world (MPI_COMM_WORLD's size): the
+/// devices of every mesh.
 int32_t weft_rt_comm_size(const weft_rt_comm *comm);
+/// This device's row-major position in its mesh, and the mesh's number of
+/// devices (0 for NULL).
+int32_t weft_rt_comm_mesh_position(const weft_rt_comm *comm);
+int32_t weft_rt_comm_mesh_size(const weft_rt_comm *comm);
 /// Attaches (or detaches with NULL) the communicator the program's
 /// collectives use; not owned: it must outlive its use by ctx.
 /// weft_rt_model_run refuses to run a program compiled for a mesh of more
-/// than one device without a communicator of the same mesh shape.
+/// than one device without a communicator of the same mesh shape, and a
+/// program of a pipeline without one of the same world and world ranks.
 void weft_rt_context_set_comm(weft_rt_context *ctx, weft_rt_comm *comm);
 
 /// Kinds of weft_rt_collective.
@@ -262,6 +299,8 @@ enum {
   WEFT_RT_REDUCE_SCATTER_SUM = 2,
   WEFT_RT_ALL_TO_ALL = 3,
   WEFT_RT_LOCAL_SLICE = 4,
+  WEFT_RT_SEND = 5,
+  WEFT_RT_RECV = 6,
 };
 
 /// A collective over the group of devices that share every mesh coordinate
@@ -288,12 +327,29 @@ enum {
 ///     gather_first=1: in [outer, gather_sizes[g], mid, S, inner]
 ///                 -> out [outer, G, mid, split_sizes[g], inner]
 ///     (the dim that was split becomes gathered and vice versa).
+///   SEND:               peer, tag, count          in: count elements to
+///                                                 world rank peer; out is
+///                                                 ignored
+///   RECV:               peer, tag, count          out: exactly count
+///                                                 elements from world rank
+///                                                 peer; in is ignored
+///   SEND and RECV are point-to-point transfers between any two ranks of
+///   the world (of different meshes, in a pipeline) and take no mesh axes
+///   (A must be 0). peer is a world rank other than this one, 0 <= tag <
+///   2^20 (and within the MPI's MPI_TAG_UB, else WEFT_RT_UNSUPPORTED),
+///   count >= 0. A RECV pairs with the SEND of the same peer and tag (MPI
+///   keeps the order of transfers of one pair and tag); a count of 0 still
+///   pairs. A RECV whose sender sent another count fails, naming the peer,
+///   the tag and both sizes in bytes. Counts of more than 2^30 bytes go in
+///   pieces of 2^30 bytes, on both sides alike. The wait sleeps rather than
+///   spins (a stage waiting for its input holds no core). They need a
+///   communicator (there is no peer without one).
 /// Sizes may be uneven and may be 0. P must equal the group size; A=0 is a
 /// group of one (a copy or a plain slice). With no communicator attached
 /// only groups of one device work (every axis counts as size 1; P > 1
 /// fails). Apart from ALL_REDUCE_SUM's in == out, in and out must not
-/// overlap. Except for ALL_REDUCE_SUM, in and out hold at most 2^31-1
-/// elements each (MPI's int counts; larger ones fail with
+/// overlap. Except for ALL_REDUCE_SUM, SEND and RECV, in and out hold at
+/// most 2^31-1 elements each (MPI's int counts; larger ones fail with
 /// WEFT_RT_UNSUPPORTED). Parameters are checked before any communication;
 /// the members of a group must pass the same block.
 /// dtypes: f32, f16, bf16, f64, i32, i64, i8, u8, bool. Sums of f16 and bf16
