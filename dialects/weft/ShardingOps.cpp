@@ -136,9 +136,10 @@ void ShardingAttr::print(AsmPrinter &printer) const {
 
 /// Checks `sharding` against the mesh it names (looked up from `op`) and the
 /// rank of the value it describes.
-static LogicalResult verifyShardingFor(Operation *op, ShardingAttr sharding,
-                                       RankedTensorType type,
-                                       SymbolTableCollection *tables) {
+LogicalResult mlir::weft::verifyShardingFor(Operation *op,
+                                           ShardingAttr sharding,
+                                           RankedTensorType type,
+                                           SymbolTableCollection *tables) {
   if (sharding.getDims().size() != static_cast<size_t>(type.getRank()))
     return op->emitOpError("sharding has ")
            << sharding.getDims().size() << " dimension(s) but the value "
@@ -170,6 +171,17 @@ LogicalResult MeshOp::verify() {
     if (size < 1)
       return emitOpError("mesh axis sizes must be >= 1, got [")
              << llvm::interleaved(getShape()) << "]";
+  if (std::optional<ArrayRef<int64_t>> devices = getDevices()) {
+    if (static_cast<int64_t>(devices->size()) != getNumDevices())
+      return emitOpError("lists ")
+             << devices->size() << " devices for a mesh of "
+             << getNumDevices() << " positions";
+    llvm::SmallSet<int64_t, 8> seen;
+    for (int64_t device : *devices)
+      if (device < 0 || !seen.insert(device).second)
+        return emitOpError("devices must be distinct and >= 0, got [")
+               << llvm::interleaved(*devices) << "]";
+  }
   return success();
 }
 

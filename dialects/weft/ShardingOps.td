@@ -73,14 +73,26 @@ def Weft_MeshOp : Op<Weft_Dialect, "mesh", [Symbol]> {
     Declares a logical device mesh at module level. Device d of the mesh is
     the one at row-major position d of `shape`; axis 0 is the outermost.
     Which physical devices these are comes from the cluster spec at compile
-    time, not from the IR.
+    time. A module may declare several meshes (one per pipeline stage);
+    then `devices` gives the world rank (the cluster device index) of each
+    mesh position, and meshes that appear together in a pipeline hold
+    disjoint devices.
 
     ```mlir
     weft.mesh @mesh shape = [2, 2]
+    weft.mesh @stage1 shape = [3] devices = [2, 3, 4]
     ```
   }];
-  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape);
-  let assemblyFormat = "$sym_name `shape` `=` $shape attr-dict";
+  let arguments = (ins SymbolNameAttr:$sym_name, DenseI64ArrayAttr:$shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$devices);
+  let assemblyFormat =
+      "$sym_name `shape` `=` $shape (`devices` `=` $devices^)? attr-dict";
+  let builders = [
+    OpBuilder<(ins "::llvm::StringRef":$name,
+                   "::llvm::ArrayRef<int64_t>":$shape), [{
+      build($_builder, $_state, name, shape, ::mlir::DenseI64ArrayAttr());
+    }]>
+  ];
   let hasVerifier = 1;
   let extraClassDeclaration = [{
     int64_t getNumDevices() {

@@ -27,4 +27,12 @@
 #define GET_OP_CLASSES
 #include "weft/WeftOps.h.inc"
 
+namespace mlir::weft {
+/// Checks `sharding` against the mesh it names (looked up from `op`, through
+/// `tables` when given) and the rank of the value it describes.
+LogicalResult verifyShardingFor(Operation *op, ShardingAttr sharding,
+                                RankedTensorType type,
+                                SymbolTableCollection *tables);
+} // namespace mlir::weft
+
 #endif // WEFT_DIALECT_WEFT_WEFTOPS_H

@@ -15,5 +15,6 @@ include "weft/ConvPoolNormOps.td"
 include "weft/ReduceOps.td"
 include "weft/ShapeOps.td"
 include "weft/ShardingOps.td"
+include "weft/PipelineOps.td"
 
 #endif // WEFT_DIALECT_WEFT_WEFTOPS_TD

@@ -357,7 +357,7 @@ void mlir::weft::registerWeftBufferizationModels(DialectRegistry &registry) {
                        NormalizeOp, SoftmaxOp, ReduceOp, ArgReduceOp,
                        TransposeOp, GatherOp, GatherElementsOp, SliceOp, PadOp,
                        TileOp, ConcatOp, SplitOp, AllGatherOp, ReduceScatterOp,
-                       LocalSliceOp, AllToAllOp>(ctx);
+                       LocalSliceOp, AllToAllOp, SendOp, RecvOp>(ctx);
     AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
     WeightOp::attachInterface<WeightOpModel>(*ctx);
   });

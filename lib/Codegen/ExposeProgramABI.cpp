@@ -117,6 +117,10 @@ struct WeftExposeProgramABIPass
                                    "on one mesh (the first is @")
              << meshes[0].getSymName() << ")";
     module->setAttr(kMeshShapeAttr, meshes[0].getShapeAttr());
+    // One stage of a pipeline: its mesh's world ranks go to the signature.
+    if (std::optional<ArrayRef<int64_t>> ranks = meshes[0].getDevices())
+      module->setAttr(kMeshWorldRanksAttr,
+                      DenseI64ArrayAttr::get(module.getContext(), *ranks));
     meshes[0].erase();
     return success();
   }

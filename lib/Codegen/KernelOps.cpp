@@ -618,6 +618,8 @@ enum CollectiveKind : int64_t {
   kReduceScatterSum = 2,
   kAllToAll = 3,
   kLocalSlice = 4,
+  kSend = 5,
+  kRecv = 6,
 };
 
 /// The shape of the mesh the program runs on: recorded by
@@ -725,6 +727,26 @@ static LogicalResult emitAllToAll(AllToAllOp op, OpBuilder &b, ValueRange in,
   return success();
 }
 
+/// weft.send and weft.recv: point-to-point between world ranks, through
+/// weft_rt_collective with no mesh axes (params: kind, dtype, 0, peer, tag,
+/// count). The runtime ignores the other buffer; the same one is passed.
+static LogicalResult emitPointToPoint(Operation *op, StringRef name,
+                                      CollectiveKind kind, Value value,
+                                      int64_t peer, int64_t tag, Value buffer,
+                                      OpBuilder &b) {
+  std::optional<int32_t> dtype = getRuntimeDType(elementOf(value));
+  if (!dtype)
+    return op->emitOpError("on ")
+           << elementOf(value) << " is not supported by the runtime's "
+           << "transfers";
+  KernelCall call = KernelCall::collective(name);
+  call.param(kind).param(*dtype).param(0).param(peer).param(tag);
+  call.param(product(shapeOf(value)));
+  call.buffer(buffer).buffer(buffer);
+  call.emit(b, op);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
@@ -734,7 +756,7 @@ bool mlir::weft::isKernelOp(Operation *op) {
              SoftmaxOp, ReduceOp, ArgReduceOp, TransposeOp, GatherOp,
              GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp, SplitOp,
              AllReduceOp, AllGatherOp, ReduceScatterOp, LocalSliceOp,
-             AllToAllOp>(op);
+             AllToAllOp, SendOp, RecvOp>(op);
 }
 
 bool mlir::weft::isKernelOperandRead(Operation *op, unsigned operandIndex) {
@@ -821,6 +843,14 @@ LogicalResult mlir::weft::emitKernelCalls(Operation *op, OpBuilder &b,
       })
       .Case([&](AllToAllOp o) {
         return emitAllToAll(o, b, operandBuffers, resultBuffers);
+      })
+      .Case([&](SendOp o) {
+        return emitPointToPoint(o, "send", kSend, o.getInput(), o.getPeer(),
+                                o.getTag(), operandBuffers[0], b);
+      })
+      .Case([&](RecvOp o) {
+        return emitPointToPoint(o, "recv", kRecv, o.getResult(), o.getPeer(),
+                                o.getTag(), resultBuffers[0], b);
       })
       .Default(
           [](Operation *o) { return o->emitOpError("has no CPU kernel"); });

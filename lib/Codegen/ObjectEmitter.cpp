@@ -85,6 +85,16 @@ std::string mlir::weft::buildProgramSignature(ModuleOp module,
       mesh += "\n";
     }
   }
+  // A stage of a pipeline names the job's size and its mesh's world ranks:
+  // even a one-device stage needs a communicator for its transfers.
+  auto world = module->getAttrOfType<IntegerAttr>(kProgramWorldSizeAttr);
+  auto ranks = module->getAttrOfType<DenseI64ArrayAttr>(kMeshWorldRanksAttr);
+  if (world && ranks && world.getInt() > 1) {
+    mesh += "pipeline " + std::to_string(world.getInt());
+    for (int64_t rank : ranks.asArrayRef())
+      mesh += " " + std::to_string(rank);
+    mesh += "\n";
+  }
   // A GPU program names its architectures: the runtime refuses older GPUs.
   std::string target;
   if (auto archs = module->getAttrOfType<DenseI32ArrayAttr>(kGpuArchsAttr)) {

@@ -139,6 +139,33 @@ struct FileDigest {
   std::string sha256;
 };
 
+/// The package's meshes: a pipeline's, or one over every device.
+static std::vector<PackageContents::Mesh>
+packageMeshes(const PackageContents &contents) {
+  if (!contents.meshes.empty())
+    return contents.meshes;
+  PackageContents::Mesh mesh;
+  mesh.name = "mesh";
+  mesh.shape = contents.meshShape.empty() ? std::vector<int64_t>{1}
+                                          : contents.meshShape;
+  for (size_t k = 0; k < contents.devices.size(); ++k)
+    mesh.devices.push_back(static_cast<int64_t>(k));
+  return {mesh};
+}
+
+/// Row-major coordinates of device `k` in `mesh` (which holds it).
+static std::vector<int64_t> coordinatesOf(const PackageContents::Mesh &mesh,
+                                          size_t k) {
+  int64_t position = llvm::find(mesh.devices, static_cast<int64_t>(k)) -
+                     mesh.devices.begin();
+  std::vector<int64_t> coords(mesh.shape.size(), 0);
+  for (size_t a = mesh.shape.size(); a-- > 0;) {
+    coords[a] = position % mesh.shape[a];
+    position /= mesh.shape[a];
+  }
+  return coords;
+}
+
 static std::string manifestText(const PackageContents &contents,
                                 const RuntimeLocation &runtime, bool asLibrary,
                                 const std::vector<FileDigest> &files) {
@@ -148,7 +175,9 @@ static std::string manifestText(const PackageContents &contents,
   llvm::json::OStream json(os, 2);
   json.object([&] {
     json.attribute("format", "weft-package");
-    json.attribute("version", 1);
+    // Version 2 lists the meshes and each device's stage, mesh and
+    // coordinates (weft-run reads versions 1 and 2).
+    json.attribute("version", 2);
     json.attribute("weft_version", WEFT_VERSION_STRING);
     json.attribute("model", contents.modelName);
     json.attribute("kind", asLibrary ? "library" : "executable");
@@ -169,12 +198,33 @@ static std::string manifestText(const PackageContents &contents,
             json.value(d);
         });
       });
+    std::vector<PackageContents::Mesh> meshes = packageMeshes(contents);
+    json.attributeArray("meshes", [&] {
+      for (const PackageContents::Mesh &mesh : meshes)
+        json.object([&] {
+          json.attribute("name", mesh.name);
+          json.attributeArray("shape", [&] {
+            for (int64_t d : mesh.shape)
+              json.value(d);
+          });
+          json.attributeArray("devices", [&] {
+            for (int64_t d : mesh.devices)
+              json.value(d);
+          });
+        });
+    });
     if (!contents.planJson.empty())
       json.attribute("plan", "plan.json");
     json.attributeArray("devices", [&] {
       for (auto [k, device] : llvm::enumerate(contents.devices))
         json.object([&] {
           json.attribute("id", static_cast<int64_t>(k));
+          json.attribute("stage", static_cast<int64_t>(device.mesh));
+          json.attribute("mesh", meshes[device.mesh].name);
+          json.attributeArray("coords", [&] {
+            for (int64_t c : coordinatesOf(meshes[device.mesh], k))
+              json.value(c);
+          });
           json.attribute("backend", contents.backend);
           if (asLibrary)
             json.attribute("library", "lib/libweft_model.so");
@@ -357,6 +407,13 @@ static LogicalResult checkContents(const PackageContents &contents,
                           << llvm::interleaved(contents.meshShape)
                           << "] does not have the package's "
                           << contents.devices.size() << " devices";
+  std::vector<PackageContents::Mesh> meshes = packageMeshes(contents);
+  for (auto [k, device] : llvm::enumerate(contents.devices))
+    if (device.mesh < 0 || static_cast<size_t>(device.mesh) >= meshes.size() ||
+        !llvm::is_contained(meshes[device.mesh].devices,
+                            static_cast<int64_t>(k)))
+      return emitError(loc) << "internal: device " << k
+                            << " is not in its mesh " << device.mesh;
   std::vector<bool> used(contents.programs.size(), false);
   for (auto [k, device] : llvm::enumerate(contents.devices)) {
     if (device.program < 0 ||

@@ -536,18 +536,22 @@ plan::StrategyGraph GraphBuilder::build() {
   return graph;
 }
 
-static ShardingAttr toAttr(MLIRContext *context, const TensorSharding &s) {
+ShardingAttr mlir::weft::toShardingAttr(FlatSymbolRefAttr mesh,
+                                        const TensorSharding &s) {
   SmallVector<SmallVector<int16_t>> dims;
   for (const AxisList &axes : s.dims)
     dims.emplace_back(axes.begin(), axes.end());
   SmallVector<int16_t> partial(s.partial.begin(), s.partial.end());
-  return ShardingAttr::get(FlatSymbolRefAttr::get(context, kMeshName), dims,
-                           partial);
+  return ShardingAttr::get(mesh, dims, partial);
 }
 
 void GraphBuilder::annotate(const plan::Solution &solution, ModuleOp module) {
   MLIRContext *context = module.getContext();
   Builder b(context);
+  auto meshRef = FlatSymbolRefAttr::get(context, options.meshSymbol);
+  auto toAttr = [&](MLIRContext *, const TensorSharding &s) {
+    return toShardingAttr(meshRef, s);
+  };
   for (auto [index, node] : llvm::enumerate(nodes)) {
     int choice = solution.choice[index];
     if (!node.op) {
@@ -603,8 +607,13 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
           .count();
 
   auto planError = [&]() {
-    return module.emitError("sharding plan for mesh [")
-           << llvm::interleaved(mesh.shape) << "]: ";
+    InFlightDiagnostic diag = module.emitError();
+    if (!options.planLabel.empty())
+      diag << options.planLabel << " (devices "
+           << llvm::interleaved(mesh.devices, ", ") << "): ";
+    diag << "sharding plan for mesh [" << llvm::interleaved(mesh.shape)
+         << "]: ";
+    return diag;
   };
   llvm::Expected<plan::Solution> solution =
       plan::solveILP(graph, options.solve);
@@ -613,10 +622,13 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
 
   // Declare the mesh, then annotate.
   OpBuilder b(module.getContext());
-  if (auto old = module.lookupSymbol<MeshOp>(kMeshName))
+  if (auto old = module.lookupSymbol<MeshOp>(options.meshSymbol))
     old.erase();
   b.setInsertionPointToStart(module.getBody());
-  MeshOp::create(b, module.getLoc(), kMeshName, mesh.shape);
+  MeshOp::create(b, module.getLoc(), options.meshSymbol, mesh.shape,
+                 options.meshWorldRanks.empty()
+                     ? DenseI64ArrayAttr()
+                     : b.getDenseI64ArrayAttr(options.meshWorldRanks));
   builder.annotate(*solution, module);
 
   // The ILP prices each op's results, not the buffers resharding adds

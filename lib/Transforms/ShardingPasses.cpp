@@ -81,7 +81,7 @@ struct SpmdPartitionPass
     : public mlir::weft::impl::WeftSpmdPartitionBase<SpmdPartitionPass> {
   using WeftSpmdPartitionBase::WeftSpmdPartitionBase;
   void runOnOperation() override {
-    if (failed(spmdPartition(getOperation(), device)))
+    if (failed(spmdPartition(getOperation(), device, mesh)))
       return signalPassFailure();
   }
 };

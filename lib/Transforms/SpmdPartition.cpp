@@ -249,11 +249,29 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   return success();
 }
 
+/// The sharding an argument or result of the function is laid out in:
+/// its `weft.sharding` attribute, or whole when it has none.
+static TensorSharding boundarySharding(DictionaryAttr attrs, Type type) {
+  if (attrs)
+    if (auto attr = attrs.getAs<ShardingAttr>(kShardingAttr))
+      return toTensorSharding(attr);
+  return TensorSharding::replicated(cast<RankedTensorType>(type).getRank());
+}
+
 LogicalResult Partitioner::run() {
   Block &body = func.getBody().front();
+  // Arguments arrive in their sharding (whole, unless a pipeline's transfer
+  // delivers them split): the argument becomes this device's block.
   for (BlockArgument arg : body.getArguments()) {
     auto type = cast<RankedTensorType>(arg.getType());
-    locals[arg] = {arg, TensorSharding::replicated(type.getRank())};
+    TensorSharding sharding =
+        boundarySharding(func.getArgAttrDict(arg.getArgNumber()), type);
+    if (!sharding.partial.empty())
+      return func.emitError("internal: argument ")
+             << arg.getArgNumber() << " arrives as a partial sum";
+    SmallVector<int64_t> local = localShapeOf(arg, sharding);
+    locals[arg] = {arg, sharding};
+    arg.setType(RankedTensorType::get(local, type.getElementType()));
     func.removeArgAttr(arg.getArgNumber(), kShardingAttr);
   }
   SmallVector<Operation *> originals;
@@ -262,30 +280,40 @@ LogicalResult Partitioner::run() {
   for (Operation *op : originals)
     if (failed(partitionOp(op)))
       return failure();
-  // Results leave whole.
+  // Results leave whole, or in the sharding a pipeline's transfer takes
+  // them from (never as partial sums: those are reduced here, on this
+  // mesh).
   Operation *terminator = body.getTerminator();
   OpBuilder b(terminator);
   for (OpOperand &operand : terminator->getOpOperands()) {
-    auto type = cast<RankedTensorType>(operand.get().getType());
-    FailureOr<Value> whole =
-        reshard(b, terminator->getLoc(), operand.get(),
-                TensorSharding::replicated(type.getRank()));
-    if (failed(whole))
+    unsigned index = operand.getOperandNumber();
+    TensorSharding need = boundarySharding(func.getResultAttrDict(index),
+                                           operand.get().getType());
+    need.partial.clear();
+    FailureOr<Value> local =
+        reshard(b, terminator->getLoc(), operand.get(), need);
+    if (failed(local))
       return failure();
-    operand.set(*whole);
+    operand.set(*local);
+    func.removeResultAttr(index,
+                          StringAttr::get(func.getContext(), kShardingAttr));
   }
   for (Operation *op : llvm::reverse(originals)) {
     op->dropAllUses();
     op->erase();
   }
+  func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
+                                 terminator->getOperandTypes()));
   return success();
 }
 
-LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device) {
-  auto mesh = module.lookupSymbol<MeshOp>(kMeshName);
+LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device,
+                                        StringRef meshSymbol) {
+  auto mesh = module.lookupSymbol<MeshOp>(meshSymbol);
   if (!mesh)
     return module.emitError("spmd partition: the module declares no "
-                            "weft.mesh @mesh (run weft-auto-shard first)");
+                            "weft.mesh @")
+           << meshSymbol << " (run weft-auto-shard first)";
   if (device < 0 || device >= mesh.getNumDevices())
     return module.emitError("spmd partition: device ")
            << device << " is not in mesh [" << llvm::interleaved(mesh.getShape())

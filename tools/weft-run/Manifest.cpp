@@ -76,6 +76,68 @@ static bool readMesh(const json::Object &root, std::vector<int64_t> &shape,
   return true;
 }
 
+/// Reads version 2's "meshes": [{"name", "shape", "devices"}], which must
+/// hold each of the package's `numDevices` devices exactly once.
+static bool readMeshes(const json::Object &root, int64_t numDevices,
+                       std::vector<MeshEntry> &meshes, std::string &error) {
+  const json::Array *list = root.getArray("meshes");
+  if (!list || list->empty()) {
+    error = "\"meshes\" must list the package's meshes";
+    return false;
+  }
+  std::vector<int> owner(static_cast<size_t>(numDevices), -1);
+  for (auto [m, value] : llvm::enumerate(*list)) {
+    std::string where = "meshes[" + std::to_string(m) + "]";
+    const json::Object *object = value.getAsObject();
+    const json::Array *shape = object ? object->getArray("shape") : nullptr;
+    const json::Array *devices = object ? object->getArray("devices") : nullptr;
+    if (!shape || !devices || shape->empty()) {
+      error = where + " must be {\"name\", \"shape\": [d0, ...], "
+                      "\"devices\": [...]}";
+      return false;
+    }
+    MeshEntry mesh;
+    if (std::optional<StringRef> name = object->getString("name"))
+      mesh.name = name->str();
+    int64_t size = 1;
+    for (const json::Value &d : *shape) {
+      std::optional<int64_t> dim = d.getAsInteger();
+      if (!dim || *dim < 1 || *dim > INT_MAX / size) {
+        error = where + " shape entries must be integers >= 1 (at most " +
+                std::to_string(INT_MAX) + " devices)";
+        return false;
+      }
+      size *= *dim;
+      mesh.shape.push_back(*dim);
+    }
+    if (size != static_cast<int64_t>(devices->size())) {
+      error = where + " has a shape of " + std::to_string(size) +
+              " devices but lists " + std::to_string(devices->size());
+      return false;
+    }
+    for (const json::Value &d : *devices) {
+      std::optional<int64_t> device = d.getAsInteger();
+      if (!device || *device < 0 || *device >= numDevices ||
+          owner[*device] >= 0) {
+        error = where + " lists a device that is not one of the package's "
+                        "devices 0 to " +
+                std::to_string(numDevices - 1) +
+                ", or is in another mesh too";
+        return false;
+      }
+      owner[*device] = static_cast<int>(m);
+      mesh.devices.push_back(*device);
+    }
+    meshes.push_back(std::move(mesh));
+  }
+  for (int64_t k = 0; k < numDevices; ++k)
+    if (owner[k] < 0) {
+      error = "device " + std::to_string(k) + " is in none of the meshes";
+      return false;
+    }
+  return true;
+}
+
 static std::string formatShape(const std::vector<int64_t> &shape) {
   std::vector<std::string> dims;
   for (int64_t d : shape)
@@ -183,18 +245,28 @@ bool weft::run::readManifest(StringRef dir, Package &out, std::string &error) {
     return bad("not a Weft package manifest (\"format\" is not "
                "\"weft-package\")");
   std::optional<int64_t> version = root->getInteger("version");
-  if (!version || *version != 1)
+  if (!version || (*version != 1 && *version != 2))
     return bad("manifest version " +
                (version ? Twine(*version) : Twine("(none)")) +
-               " is not one this weft-run reads (version 1)");
-  if (!readMesh(*root, out.meshShape, error))
-    return bad(error);
-  int64_t meshDevices = 1;
-  for (int64_t d : out.meshShape)
-    meshDevices *= d;
+               " is not one this weft-run reads (versions 1 and 2)");
   const json::Array *devices = root->getArray("devices");
   if (!devices || devices->empty())
     return bad("the manifest lists no devices");
+  // Version 2 lists meshes (one per pipeline stage) that together hold
+  // every device once; version 1 has one optional "mesh".
+  if (*version == 2) {
+    if (!readMeshes(*root, static_cast<int64_t>(devices->size()), out.meshes,
+                    error))
+      return bad(error);
+    out.meshShape = {static_cast<int64_t>(devices->size())};
+    if (out.meshes.size() == 1)
+      out.meshShape = out.meshes.front().shape;
+  } else if (!readMesh(*root, out.meshShape, error)) {
+    return bad(error);
+  }
+  int64_t meshDevices = 1;
+  for (int64_t d : out.meshShape)
+    meshDevices *= d;
   if (static_cast<int64_t>(devices->size()) != meshDevices)
     return bad(root->get("mesh")
                    ? "the mesh " + formatShape(out.meshShape) + " has " +

@@ -36,9 +36,20 @@ struct Device {
 };
 
 /// What weft-run needs from manifest.json.
+/// One mesh of a version 2 manifest (a pipeline stage's): its shape and the
+/// devices (MPI ranks) at its row-major positions.
+struct MeshEntry {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> devices;
+};
+
 struct Package {
-  /// The mesh shape; [1] for a single device.
+  /// The mesh shape; [1] for a single device; [number of devices] for a
+  /// pipeline of several meshes.
   std::vector<int64_t> meshShape = {1};
+  /// Version 2: every mesh of the package (empty for version 1).
+  std::vector<MeshEntry> meshes;
   /// In device (= MPI rank) order.
   std::vector<Device> devices;
   std::vector<std::string> runtimeLibraries;

@@ -11,8 +11,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "PipelineReport.h"
 #include "PlanReport.h"
 #include "ShardingFile.h"
+#include "Stages.h"
 
 #include "weft/Codegen/DeviceMemory.h"
 #include "weft/Codegen/ObjectEmitter.h"
@@ -20,10 +22,12 @@
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
 #include "weft/Codegen/WeightsFile.h"
+#include "weft/Plan/CostModel.h"
 #include "weft/Import/ONNX/Importer.h"
 #include "weft/Support/OutputPath.h"
 #include "weft/Support/TempFolder.h"
 #include "weft/Transforms/AutoShard.h"
+#include "weft/Transforms/Pipeline.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/Transforms/SpmdPartition.h"
 #include "weft/Version.h"
@@ -127,6 +131,19 @@ static cl::opt<std::string> shardingFile(
     cl::desc("Constraints on single tensors, added to --sharding's: a JSON "
              "file {\"ONNX tensor name\": {\"dims\": [[mesh axes] per "
              "dimension]}, ...} (docs/Sharding.md)"),
+    cl::value_desc("file.json"), cl::init(""), cl::cat(category));
+static cl::opt<int> stagesFlag(
+    "stages",
+    cl::desc("Cut the model into N pipeline stages of balanced predicted "
+             "time, each on its own sub-mesh of the cluster's devices "
+             "(contiguous, sized by work); --sharding applies inside each "
+             "stage (docs/Pipelines.md)"),
+    cl::value_desc("N"), cl::init(0), cl::cat(category));
+static cl::opt<std::string> pipelineFile(
+    "pipeline-file",
+    cl::desc("State the pipeline instead: a JSON file {\"stages\": [{\"devices\": "
+             "[...], \"mesh_shape\": [...], \"sharding\": \"tp\", \"ends\": "
+             "[ONNX tensor names]}, ...]} (docs/Pipelines.md)"),
     cl::value_desc("file.json"), cl::init(""), cl::cat(category));
 static cl::opt<std::string> objectiveFlag("objective",
                                           cl::desc("latency or throughput"),
@@ -584,6 +601,42 @@ static llvm::Error checkMeshOptions(int64_t numDevices,
   return llvm::Error::success();
 }
 
+/// Options that cannot go with a pipeline (--stages, --pipeline-file).
+static llvm::Error checkPipelineOptions(bool cuda, int64_t meshDevices) {
+  auto conflict = [](const Twine &message) {
+    return llvm::createStringError(message);
+  };
+  if (stagesFlag.getNumOccurrences() && !pipelineFile.empty())
+    return conflict("--stages and --pipeline-file both say how to cut the "
+                    "model: give one");
+  if (stagesFlag.getNumOccurrences() && stagesFlag < 1)
+    return conflict("--stages=" + Twine(stagesFlag.getValue()) +
+                    ": a pipeline has at least 1 stage");
+  if (stagesFlag > meshDevices)
+    return conflict("--stages=" + Twine(stagesFlag.getValue()) + " needs " +
+                    Twine(stagesFlag.getValue()) +
+                    " devices (one per stage at least), but the cluster "
+                    "gives " +
+                    Twine(meshDevices) + "; add devices, e.g. --cluster cpu:" +
+                    Twine(stagesFlag.getValue()));
+  if (!pipelineFile.empty() && !meshFlag.empty())
+    return conflict("--mesh shapes one mesh, but --pipeline-file gives each "
+                    "stage's mesh (\"mesh_shape\"): drop --mesh");
+  if (cuda)
+    return conflict("pipelines (--stages, --pipeline-file) are built for "
+                    "--target=cpu so far: the CUDA backend's transfers "
+                    "between stages are not generated yet");
+  if (emitKind == EmitKind::Lib || emitKind == EmitKind::Llvm ||
+      emitKind == EmitKind::Obj)
+    return conflict("--emit=" + emitName(emitKind) +
+                    " is single-device; a pipeline gives one program per "
+                    "device: use --emit=exe, --emit=mlir or --emit=plan");
+  if (emitKind == EmitKind::Mlir && outputPath == "-")
+    return conflict("--emit=mlir for a pipeline writes one file per device: "
+                    "give a folder with -o");
+  return llvm::Error::success();
+}
+
 /// What -o must be for --emit on `numDevices` devices.
 static ::weft::OutputPathRule outputRule(int64_t numDevices) {
   ::weft::OutputPathRule rule;
@@ -614,6 +667,374 @@ static ::weft::OutputPathRule outputRule(int64_t numDevices) {
     break;
   }
   return rule;
+}
+
+/// Compiles device `k`'s partitioned program (a module that is consumed)
+/// and adds it to `contents`: its weights file, and its program unless an
+/// identical one was compiled before (`programIndex`, by printed text).
+/// Returns 0, or the exit code of a failure it reported.
+static int compileDeviceProgram(MLIRContext &context, ModuleOp device,
+                                int64_t k, const DeviceMemory &memory,
+                                const std::vector<int> &gpuArchs,
+                                StringRef scratch,
+                                llvm::TargetMachine &machine,
+                                std::map<std::string, int> &programIndex,
+                                PackageContents &contents,
+                                DeviceSummary &summary) {
+  bool cuda = targetName == "cuda";
+  std::string error;
+  // One file name for every device, so that equal programs compare equal.
+  WeightsFileLayout weights = layoutWeights(device, "weights.bin");
+  summary.weightBytes = weights.bytes;
+  PassManager pm(&context);
+  SmallString<256> constantsPath(scratch);
+  llvm::sys::path::append(constantsPath,
+                          "gpu-constants" + std::to_string(k) + ".bin");
+  buildDevicePipeline(pm, device, weights.bytes, gpuArchs, constantsPath,
+                      /*stopAtBuffers=*/false, memory);
+  if (failed(pm.run(device)))
+    return stageFailure();
+  if (cuda && failed(appendDeviceConstants(device, constantsPath, weights)))
+    return kExitInternal;
+  summary.weightBytes = weights.bytes;
+  int64_t arena = 0;
+  if (auto attr = device->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
+    arena = attr.getInt();
+  summary.arenaBytes = arena;
+  std::string text;
+  llvm::raw_string_ostream printed(text);
+  device->print(printed);
+  auto [it, inserted] = programIndex.try_emplace(text, contents.programs.size());
+  if (inserted) {
+    std::string signature = buildProgramSignature(device, weights.bytes);
+    llvm::LLVMContext llvmContext;
+    std::unique_ptr<llvm::Module> llvmModule =
+        translateProgram(device, llvmContext, machine, signature);
+    if (!llvmModule) {
+      llvm::WithColor::error(llvm::errs(), "weftc")
+          << "translation of device " << k
+          << "'s program to LLVM IR failed; this is a bug in Weft\n";
+      return kExitInternal;
+    }
+    SmallString<256> objectPath(scratch);
+    llvm::sys::path::append(objectPath,
+                            "prog" + std::to_string(it->second) + ".o");
+    if (!emitObjectFile(*llvmModule, machine, objectPath, error)) {
+      llvm::WithColor::error(llvm::errs(), "weftc") << error << "\n";
+      return kExitBadInput;
+    }
+    contents.programs.push_back({objectPath.str().str(), arena, signature});
+  }
+  summary.program = it->second;
+  SmallString<256> weightsPath(scratch);
+  llvm::sys::path::append(weightsPath, "dev" + std::to_string(k) + ".bin");
+  std::string sha256;
+  if (failed(writeWeightsFile(weights, weightsPath, device.getLoc(), sha256)))
+    return kExitBadInput;
+  contents.devices.push_back(
+      {it->second, weightsPath.str().str(), weights.bytes, sha256});
+  return 0;
+}
+
+/// Time of the transfer `t` on the cluster: each receiving rank takes its
+/// pieces one after another over the link from their senders (alpha-beta,
+/// the cost model's links); the slowest receiver counts.
+static double transferSeconds(const TransferSummary &t,
+                              const plan::Cluster &cluster,
+                              ArrayRef<int64_t> clusterDeviceOfRank) {
+  std::map<int64_t, double> byReceiver;
+  for (auto [from, to, bytes] : t.pairBytes) {
+    plan::Mesh pair;
+    pair.name = "pair";
+    pair.shape = {2};
+    pair.devices = {static_cast<int>(clusterDeviceOfRank[from]),
+                    static_cast<int>(clusterDeviceOfRank[to])};
+    plan::CostModel costs(cluster, pair);
+    std::vector<plan::GroupLink> links = costs.groupLinks({0});
+    double seconds = 0;
+    if (!links.empty() && links.front().beta > 0)
+      seconds = links.front().alpha +
+                static_cast<double>(bytes) / links.front().beta;
+    byReceiver[to] += seconds;
+  }
+  double slowest = 0;
+  for (auto &[rank, seconds] : byReceiver)
+    slowest = std::max(slowest, seconds);
+  return slowest;
+}
+
+/// The name of the first and last op of a stage, for the stage table.
+static std::pair<std::string, std::string> stageNodeRange(StageOp stage) {
+  std::string first, last;
+  for (Operation &op : stage.getBodyBlock().without_terminator()) {
+    if (isReplicableOp(&op))
+      continue;
+    std::string name = "?";
+    if (NameLoc loc = findNameLoc(op.getLoc()))
+      name = loc.getName().str();
+    if (first.empty())
+      first = name;
+    last = name;
+  }
+  return {first, last};
+}
+
+/// Points the weft.shard constraints of a stage's module (from
+/// --sharding-file, on the command line's mesh) at the stage's mesh, whose
+/// axes they must fit.
+static LogicalResult retargetConstraints(ModuleOp stageModule,
+                                         StringRef meshSymbol,
+                                         ArrayRef<int64_t> meshShape,
+                                         int stageIndex) {
+  auto mesh = FlatSymbolRefAttr::get(stageModule.getContext(), meshSymbol);
+  WalkResult result = stageModule.walk([&](ShardOp shard) {
+    ShardingAttr old = shard.getSharding();
+    for (int16_t axis : old.getUsedAxes())
+      if (axis >= static_cast<int64_t>(meshShape.size())) {
+        shard.emitError() << "--sharding-file splits this tensor over mesh "
+                          << "axis " << axis << ", but it is in stage "
+                          << stageIndex << ", whose mesh ["
+                          << llvm::interleaved(meshShape) << "] has "
+                          << meshShape.size() << " axes";
+        return WalkResult::interrupt();
+      }
+    shard.setShardingAttr(ShardingAttr::get(shard.getContext(), mesh,
+                                            old.getDims(), old.getPartial()));
+    return WalkResult::advance();
+  });
+  return failure(result.wasInterrupted());
+}
+
+/// --stages or --pipeline-file: cuts the model into stages on sub-meshes,
+/// plans each stage on its mesh, and compiles one program per rank (ranks
+/// are the stages' devices in cluster order). `stages` holds the pipeline
+/// file's stages, or is filled by the balanced rule.
+static int compilePipeline(MLIRContext &context, ModuleOp module,
+                           std::vector<StageRequest> stages,
+                           const AutoShardOptions &shardOptions,
+                           PackageContents contents, StringRef modelName,
+                           const std::vector<int> &gpuArchs,
+                           llvm::TargetMachine &machine, StageClock &clock,
+                           const char *argv0) {
+  auto fail = [](const Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "weftc") << msg << "\n";
+    return kExitBadInput;
+  };
+  plan::Cluster cluster = shardOptions.cluster;
+  const plan::Mesh &whole = cluster.meshes[shardOptions.mesh];
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  std::vector<double> work;
+  FailureOr<StageAssignment> assignment =
+      pipelineFile.empty()
+          ? assignBalancedStages(func, stagesFlag, cluster, whole.devices,
+                                 stages, work)
+          : assignStagesByEnds(func, pipelineFile, stages);
+  if (failed(assignment))
+    return kExitBadInput;
+
+  // Ranks: the stages' cluster devices in cluster order.
+  std::vector<int64_t> clusterDeviceOfRank;
+  for (const StageRequest &stage : stages)
+    llvm::append_range(clusterDeviceOfRank, stage.devices);
+  llvm::sort(clusterDeviceOfRank);
+  auto rankOf = [&](int64_t device) {
+    return llvm::find(clusterDeviceOfRank, device) -
+           clusterDeviceOfRank.begin();
+  };
+  int64_t worldSize = clusterDeviceOfRank.size();
+  std::vector<StageMesh> meshes;
+  std::vector<int> stageOfRank(worldSize, 0);
+  for (auto [k, stage] : llvm::enumerate(stages)) {
+    StageMesh mesh;
+    mesh.name = "stage" + std::to_string(k);
+    mesh.shape = stage.meshShape;
+    for (int64_t device : stage.devices) {
+      mesh.worldRanks.push_back(rankOf(device));
+      stageOfRank[rankOf(device)] = static_cast<int>(k);
+    }
+    meshes.push_back(mesh);
+    plan::Mesh planned;
+    planned.name = mesh.name;
+    planned.shape = stage.meshShape;
+    for (int64_t device : stage.devices)
+      planned.devices.push_back(static_cast<int>(device));
+    if (llvm::Error error = plan::verifyMesh(cluster, planned))
+      return fail("stage " + Twine(k) + ": " + toString(std::move(error)));
+    cluster.meshes.push_back(planned);
+  }
+  // The sharding file's constraints name the command line's mesh, which
+  // the stages replace.
+  if (auto old = module.lookupSymbol<MeshOp>(kMeshName))
+    old.erase();
+  if (failed(splitIntoStages(module, *assignment, meshes)))
+    return stageFailure();
+
+  // Each stage planned on its own mesh and memory.
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  SmallVector<StageOp> stageOps = llvm::to_vector(main.getOps<StageOp>());
+  std::vector<OwningOpRef<ModuleOp>> planned;
+  PipelineSummary summary;
+  summary.modelName = modelName.str();
+  summary.clusterName = cluster.name;
+  for (auto [k, stageOp] : llvm::enumerate(stageOps)) {
+    AutoShardOptions options = shardOptions;
+    options.cluster = cluster;
+    options.mesh = static_cast<int>(cluster.meshes.size() - stages.size() + k);
+    options.meshSymbol = meshes[k].name;
+    options.meshWorldRanks = meshes[k].worldRanks;
+    options.planLabel = "stage " + std::to_string(k);
+    if (stages[k].mode)
+      options.mode = *stages[k].mode;
+    OwningOpRef<ModuleOp> stageModule = outlineStage(stageOp);
+    if (failed(retargetConstraints(*stageModule, meshes[k].name,
+                                   meshes[k].shape, static_cast<int>(k))))
+      return kExitBadInput;
+    StageSummary stage;
+    if (failed(autoShard(*stageModule, options, stage.report)))
+      return stageFailure();
+    stage.devices = stages[k].devices;
+    stage.meshShape = stages[k].meshShape;
+    stage.mode = shardingModeName(options.mode).str();
+    std::tie(stage.firstNode, stage.lastNode) = stageNodeRange(stageOp);
+    for (Operation &op : stageOp.getBodyBlock().without_terminator())
+      stage.ops += !isReplicableOp(&op);
+    stage.predictedSeconds = stage.report.solution.objective;
+    stage.peakMemoryBytesPerDevice =
+        static_cast<int64_t>(stage.report.memory.peakBytes);
+    summary.stages.push_back(std::move(stage));
+    planned.push_back(std::move(stageModule));
+  }
+  chooseBoundaryShardings(module, planned);
+  clock.lap("plan");
+
+  llvm::Expected<std::unique_ptr<::weft::TempFolder>> scratchFolder =
+      ::weft::TempFolder::create("weftc");
+  if (!scratchFolder)
+    return fail(toString(scratchFolder.takeError()));
+  SmallString<128> scratch((*scratchFolder)->path());
+  bool compile = emitKind == EmitKind::Exe;
+  summary.compiled = compile;
+  summary.clusterDeviceOfRank = clusterDeviceOfRank;
+  summary.stageOfRank = stageOfRank;
+  summary.devices.resize(worldSize);
+  std::map<std::string, int> programIndex;
+  std::vector<std::string> printed(worldSize);
+  for (int64_t rank = 0; rank < worldSize; ++rank) {
+    FailureOr<OwningOpRef<ModuleOp>> device =
+        buildDeviceProgram(module, planned, rank, worldSize);
+    if (failed(device))
+      return stageFailure();
+    summary.devices[rank].flops = programFlops(**device);
+    if (emitKind == EmitKind::Mlir) {
+      llvm::raw_string_ostream os(printed[rank]);
+      (*device)->print(os);
+    }
+    if (!compile) {
+      summary.devices[rank].weightBytes =
+          layoutWeights(**device, "weights.bin").bytes;
+      continue;
+    }
+    int stage = stageOfRank[rank];
+    plan::Mesh &stageMesh =
+        cluster.meshes[cluster.meshes.size() - stages.size() + stage];
+    int64_t position =
+        llvm::find(meshes[stage].worldRanks, rank) -
+        meshes[stage].worldRanks.begin();
+    if (int code = compileDeviceProgram(
+            context, **device, rank,
+            deviceMemoryOf(cluster, stageMesh, position), gpuArchs, scratch,
+            machine, programIndex, contents, summary.devices[rank]))
+      return code;
+    contents.devices.back().mesh = stage;
+  }
+  clock.lap("codegen");
+
+  // The table: per stage its devices' largest weights and peak memory.
+  for (auto [k, stage] : llvm::enumerate(summary.stages)) {
+    stage.weightsBytesPerDevice = 0;
+    for (int64_t device : stage.devices) {
+      const DeviceSummary &d = summary.devices[rankOf(device)];
+      stage.weightsBytesPerDevice =
+          std::max(stage.weightsBytesPerDevice, d.weightBytes);
+      if (compile)
+        stage.peakMemoryBytesPerDevice =
+            std::max(stage.weightsBytesPerDevice,
+                     std::max<int64_t>(stage.peakMemoryBytesPerDevice,
+                                       d.weightBytes + d.arenaBytes));
+    }
+  }
+  summary.totalSeconds = 0;
+  for (const StageSummary &stage : summary.stages)
+    summary.totalSeconds += stage.predictedSeconds;
+  for (TransferSummary &t : summarizeTransfers(module)) {
+    TransferReport report;
+    report.predictedSeconds =
+        transferSeconds(t, cluster, clusterDeviceOfRank);
+    report.transfer = std::move(t);
+    summary.totalSeconds += report.predictedSeconds;
+    summary.transfers.push_back(std::move(report));
+  }
+  contents.planJson = pipelinePlanJson(summary);
+  for (auto [k, mesh] : llvm::enumerate(meshes))
+    contents.meshes.push_back(
+        {mesh.name, mesh.shape,
+         std::vector<int64_t>(mesh.worldRanks.begin(), mesh.worldRanks.end())});
+  contents.meshShape = {worldSize};
+
+  std::string error;
+  llvm::raw_ostream &info = outputPath == "-" ? llvm::errs() : llvm::outs();
+  if (emitKind == EmitKind::Mlir) {
+    // OUT/plan.json, OUT/pipeline.mlir (stages and transfers) and
+    // OUT/dev<k>.mlir (each rank's program before codegen).
+    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
+      return fail("cannot create " + outputPath + ": " + ec.message());
+    std::string pipelineText;
+    llvm::raw_string_ostream os(pipelineText);
+    module.print(os);
+    printed.push_back(pipelineText);
+    printed.push_back(contents.planJson);
+    for (size_t k = 0; k < printed.size(); ++k) {
+      SmallString<256> path(outputPath);
+      llvm::sys::path::append(
+          path, k == printed.size() - 1   ? std::string("plan.json")
+                : k == printed.size() - 2 ? std::string("pipeline.mlir")
+                                          : "dev" + std::to_string(k) + ".mlir");
+      auto out = openOutputFile(path, &error);
+      if (!out)
+        return fail("cannot open " + path.str() + ": " + error);
+      out->os() << printed[k];
+      out->keep();
+    }
+  } else if (emitKind == EmitKind::Plan) {
+    SmallString<256> planPath(outputPath);
+    if (outputPath != "-" && !StringRef(outputPath).ends_with(".json")) {
+      if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
+        return fail("cannot create " + outputPath + ": " + ec.message());
+      llvm::sys::path::append(planPath, "plan.json");
+    }
+    auto out = openOutputFile(planPath, &error);
+    if (!out)
+      return fail("cannot open " + planPath.str() + ": " + error);
+    out->os() << contents.planJson;
+    out->keep();
+  } else {
+    RuntimeLocation runtime = findRuntime(argv0);
+    if (failed(writePackage(contents, runtime, outputPath,
+                            /*asLibrary=*/false, module.getLoc())))
+      return kExitInternal;
+    clock.lap("link");
+  }
+  if (!quiet) {
+    info << "weftc: pipelined " << modelName << " for " << cluster.name
+         << " as " << stages.size() << " stage(s) on " << worldSize
+         << " device(s) into " << outputPath << "\n";
+    printStageTable(summary, info);
+    if (compile)
+      info << "  programs: " << contents.programs.size() << " for "
+           << worldSize << " ranks\n";
+    info << clock.lines;
+  }
+  return 0;
 }
 
 int main(int argc, char **argv) {
@@ -750,6 +1171,27 @@ int main(int argc, char **argv) {
     return kExitBadInput;
   const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
   int64_t numDevices = mesh.size();
+  // A pipeline: the checks that need the cluster, and the pipeline file,
+  // before the model is read.
+  bool pipeline = stagesFlag.getNumOccurrences() || !pipelineFile.empty();
+  std::vector<StageRequest> stageRequests;
+  if (pipeline) {
+    if (llvm::Error error = checkPipelineOptions(cuda, numDevices))
+      return fail(toString(std::move(error)));
+    if (!pipelineFile.empty()) {
+      llvm::Expected<std::vector<StageRequest>> read = readPipelineFile(
+          pipelineFile,
+          static_cast<int64_t>(shardOptions.cluster.devices.size()));
+      if (!read)
+        return fail(toString(read.takeError()));
+      stageRequests = std::move(*read);
+      numDevices = 0;
+      for (const StageRequest &stage : stageRequests)
+        numDevices += stage.devices.size();
+    }
+    // Every rank is a device of the package, even a one-device pipeline.
+    numDevices = std::max<int64_t>(numDevices, 2);
+  }
   if (llvm::Error error =
           checkMeshOptions(numDevices, shardOptions.cluster.name))
     return fail(toString(std::move(error)));
@@ -772,7 +1214,8 @@ int main(int argc, char **argv) {
   ImportedTensors tensors;
   OwningOpRef<ModuleOp> module =
       importOnnxFile(&context, modelPath, importOptions,
-                     shardingFile.empty() ? nullptr : &tensors);
+                     shardingFile.empty() && pipelineFile.empty() ? nullptr
+                                                                 : &tensors);
   if (!module)
     return kExitBadInput;
   clock.lap("import");
@@ -792,6 +1235,11 @@ int main(int argc, char **argv) {
                                  constrained)))
       return kExitBadInput;
   }
+
+  // The stages' end tensors, while the importer's names point at values.
+  if (!pipelineFile.empty() &&
+      failed(markStageEnds(func, pipelineFile, stageRequests, tensors)))
+    return kExitBadInput;
 
   // Shapes first: every result must be static once the inputs are.
   {
@@ -820,6 +1268,20 @@ int main(int argc, char **argv) {
   }
   std::vector<TensorDescription> outputs = describe(func, true);
   std::string modelName = llvm::sys::path::filename(modelPath).str();
+
+  if (pipeline) {
+    PackageContents contents;
+    contents.modelName = modelName;
+    contents.backend = targetName.getValue();
+    contents.cpu = mcpu;
+    contents.features = mattr;
+    contents.inputs = inputs;
+    contents.outputs = outputs;
+    int code = compilePipeline(context, *module, std::move(stageRequests),
+                               shardOptions, std::move(contents), modelName,
+                               gpuArchs, *machine, clock, argv[0]);
+    return code;
+  }
 
   // Multi-device: plan, then partition and compile each device's program.
   if (numDevices > 1 || emitKind == EmitKind::Plan) {
@@ -855,7 +1317,7 @@ int main(int argc, char **argv) {
     std::vector<std::string> partitioned; // --emit=mlir: per device
     for (int64_t k = 0; k < numDevices; ++k) {
       OwningOpRef<ModuleOp> device = module->clone();
-      if (failed(spmdPartition(*device, k)))
+      if (failed(spmdPartition(*device, k, kMeshName)))
         return kExitInternal;
       summaries[k].flops = programFlops(*device);
       if (k == 0)
@@ -864,57 +1326,15 @@ int main(int argc, char **argv) {
         llvm::raw_string_ostream printed(partitioned.emplace_back());
         device->print(printed);
       }
-      // One file name for every device, so that equal programs compare equal.
-      WeightsFileLayout weights = layoutWeights(*device, "weights.bin");
-      summaries[k].weightBytes = weights.bytes;
-      if (stopAfterPartition)
+      if (stopAfterPartition) {
+        summaries[k].weightBytes = layoutWeights(*device, "weights.bin").bytes;
         continue;
-      PassManager pm(&context);
-      SmallString<256> constantsPath(scratch);
-      llvm::sys::path::append(constantsPath,
-                              "gpu-constants" + std::to_string(k) + ".bin");
-      buildDevicePipeline(pm, *device, weights.bytes, gpuArchs, constantsPath,
-                          /*stopAtBuffers=*/false,
-                          deviceMemoryOf(shardOptions.cluster, mesh, k));
-      if (failed(pm.run(*device)))
-        return stageFailure();
-      if (cuda &&
-          failed(appendDeviceConstants(*device, constantsPath, weights)))
-        return kExitInternal;
-      summaries[k].weightBytes = weights.bytes;
-      int64_t arena = 0;
-      if (auto attr = (*device)->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
-        arena = attr.getInt();
-      summaries[k].arenaBytes = arena;
-      std::string text;
-      llvm::raw_string_ostream printed(text);
-      device->print(printed);
-      auto [it, inserted] =
-          programIndex.try_emplace(text, contents.programs.size());
-      if (inserted) {
-        std::string signature = buildProgramSignature(*device, weights.bytes);
-        llvm::LLVMContext llvmContext;
-        std::unique_ptr<llvm::Module> llvmModule =
-            translateProgram(*device, llvmContext, *machine, signature);
-        if (!llvmModule)
-          return fail("translation of device " + std::to_string(k) +
-                      "'s program to LLVM IR failed; this is a bug in Weft");
-        SmallString<256> objectPath(scratch);
-        llvm::sys::path::append(objectPath,
-                                "prog" + std::to_string(it->second) + ".o");
-        if (!emitObjectFile(*llvmModule, *machine, objectPath, error))
-          return fail(error);
-        contents.programs.push_back({objectPath.str().str(), arena, signature});
       }
-      summaries[k].program = it->second;
-      SmallString<256> weightsPath(scratch);
-      llvm::sys::path::append(weightsPath, "dev" + std::to_string(k) + ".bin");
-      std::string sha256;
-      if (failed(
-              writeWeightsFile(weights, weightsPath, module->getLoc(), sha256)))
-        return kExitBadInput;
-      contents.devices.push_back(
-          {it->second, weightsPath.str().str(), weights.bytes, sha256});
+      if (int code = compileDeviceProgram(
+              context, *device, k, deviceMemoryOf(shardOptions.cluster, mesh, k),
+              gpuArchs, scratch, *machine, programIndex, contents,
+              summaries[k]))
+        return code;
     }
     clock.lap("codegen");
     PlanSummary planSummary =

@@ -76,6 +76,8 @@ struct DeviceContents {
   std::string weightsPath;
   int64_t weightsBytes = 0;
   std::string weightsSha256;
+  /// Index into PackageContents::meshes: the device's pipeline stage.
+  int mesh = 0;
 };
 
 /// What a package is made of, ready to be written.
@@ -88,9 +90,17 @@ struct PackageContents {
   std::string features;
   std::vector<TensorDescription> inputs;
   std::vector<TensorDescription> outputs;
-  /// The logical mesh; empty or [1] for a single device. Its size must be
-  /// the number of devices.
+  /// The logical mesh; empty or [1] for a single device; [ranks] for a
+  /// pipeline. Its size must be the number of devices.
   std::vector<int64_t> meshShape;
+  /// A pipeline's meshes, one per stage (empty: one mesh of meshShape over
+  /// all devices). Devices are MPI ranks, in row-major mesh order.
+  struct Mesh {
+    std::string name;
+    std::vector<int64_t> shape;
+    std::vector<int64_t> devices;
+  };
+  std::vector<Mesh> meshes;
   std::vector<DeviceProgram> programs;
   std::vector<DeviceContents> devices;
   /// If not empty, written as OUT/plan.json (the sharding plan) and named

@@ -37,6 +37,12 @@ inline constexpr llvm::StringLiteral kProgramOpsAttr = "weft.program_ops";
 /// weft-expose-program-abi when it erases the mesh; the signature gets a
 /// "mesh" line when the mesh has more than one device.
 inline constexpr llvm::StringLiteral kMeshShapeAttr = "weft.mesh_shape";
+/// A pipeline stage's program: the world ranks of its mesh's positions
+/// (from the weft.mesh's `devices`), and the job's size (weft.world_size,
+/// set by weftc). Together they become the signature's "pipeline" record.
+inline constexpr llvm::StringLiteral kMeshWorldRanksAttr =
+    "weft.mesh_world_ranks";
+inline constexpr llvm::StringLiteral kProgramWorldSizeAttr = "weft.world_size";
 
 /// On a module compiled for CUDA: the GPU architectures (DenseI32ArrayAttr,
 /// 80 for sm_80) its kernels are built for; the signature gets a

@@ -47,10 +47,21 @@ enum class Objective {
   Throughput,
 };
 
+/// The mesh symbol of a one-mesh plan.
+inline constexpr llvm::StringLiteral kMeshName = "mesh";
+
 struct AutoShardOptions {
   plan::Cluster cluster;
   /// Index into cluster.meshes.
   int mesh = 0;
+  /// The weft.mesh symbol the plan's shardings name (declared by autoShard):
+  /// one mesh per pipeline stage lives in one module.
+  std::string meshSymbol = kMeshName.str();
+  /// World ranks of the mesh's positions, recorded on the weft.mesh op when
+  /// the mesh is one stage of a pipeline (empty: the mesh is the world).
+  std::vector<int64_t> meshWorldRanks;
+  /// Names the plan in its errors ("stage 1"); empty for a one-mesh plan.
+  std::string planLabel;
   ShardingMode mode = ShardingMode::Auto;
   Objective objective = Objective::Latency;
   plan::SolveOptions solve;
@@ -78,7 +89,6 @@ inline constexpr llvm::StringLiteral kOperandShardingAttr =
 inline constexpr llvm::StringLiteral kPredictedSecondsAttr =
     "weft.predicted_seconds";
 inline constexpr llvm::StringLiteral kStrategyAttr = "weft.strategy";
-inline constexpr llvm::StringLiteral kMeshName = "mesh";
 
 /// Plans `module`'s main function: declares the mesh, annotates every op
 /// with its result and operand shardings and its predicted time. Errors
@@ -97,6 +107,9 @@ LogicalResult buildAutoShardOptions(ModuleOp module, llvm::StringRef cluster,
 
 /// The planner's form of a sharding attribute (the mesh is implied).
 plan::TensorSharding toTensorSharding(ShardingAttr attr);
+/// The attribute form of `sharding` on `mesh`.
+ShardingAttr toShardingAttr(FlatSymbolRefAttr mesh,
+                            const plan::TensorSharding &sharding);
 
 /// Parses a --sharding value.
 std::optional<ShardingMode> parseShardingMode(llvm::StringRef text);

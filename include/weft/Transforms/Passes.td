@@ -70,11 +70,15 @@ def WeftSpmdPartition : Pass<"weft-spmd-partition", "ModuleOp"> {
     mesh position `device`: local ops on local blocks, weights as the
     device's blocks of them, and collectives (weft.all_reduce, all_gather,
     reduce_scatter, all_to_all, local_slice) wherever a value's sharding is
-    not the one its user needs. Inputs arrive whole and results leave whole.
+    not the one its user needs. Inputs arrive whole and results leave whole,
+    except arguments and results with a `weft.sharding` attribute (a
+    pipeline stage's boundary), which stay in that sharding.
   }];
   let options = [
     Option<"device", "device", "int64_t", /*default=*/"0",
            "The mesh position to partition for">,
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"mesh\"",
+           "The weft.mesh symbol the plan's shardings name">,
   ];
 }
 

@@ -15,11 +15,15 @@
 namespace mlir::weft {
 
 /// Partitions `module`'s main function for mesh position `device` of the
-/// module's weft.mesh. Weights become the device's blocks of them; inputs
-/// arrive whole on every device and results leave whole. Device-dependent
+/// module's weft.mesh `meshSymbol`. Weights become the device's blocks of
+/// them. Inputs arrive and results leave whole, unless an argument or
+/// result carries a `weft.sharding` attribute (a pipeline stage's boundary):
+/// then that argument is the device's block in that sharding and that
+/// result leaves as its block (partial sums reduced first). Device-dependent
 /// choices are only the local shapes of uneven blocks and the weight blocks,
 /// so devices with equal blocks get identical programs.
-LogicalResult spmdPartition(ModuleOp module, int64_t device);
+LogicalResult spmdPartition(ModuleOp module, int64_t device,
+                            llvm::StringRef meshSymbol);
 
 } // namespace mlir::weft
 

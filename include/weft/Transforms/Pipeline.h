@@ -1,0 +1,108 @@
+//===- Pipeline.h - Stages, transfers and per-device programs ---*- C++ -*-===//
+//
+// The inter-operator half of Weft: a model cut into stages, each on its own
+// mesh, with weft.transfer ops between them (splitIntoStages); each stage
+// outlined into a module of its own, which the intra-operator planner plans
+// on the stage's mesh (outlineStage); and the program of one rank of the
+// job: the stage's partitioned body between the receives and sends of its
+// transfers (buildDeviceProgram). weftc drives these; the automatic stage
+// planner will produce the same StageAssignment.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_TRANSFORMS_PIPELINE_H
+#define WEFT_TRANSFORMS_PIPELINE_H
+
+#include "weft/Plan/Sharding.h"
+#include "weft/WeftOps.h"
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/OwningOpRef.h"
+
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace mlir::weft {
+
+/// One stage's mesh: its symbol, shape and the world rank (cluster device
+/// index) of each row-major position.
+struct StageMesh {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> worldRanks;
+};
+
+/// Which stage computes each op of main, in body order (weights and
+/// constants included, though they are cloned into every stage that uses
+/// them instead: their entry is ignored).
+struct StageAssignment {
+  std::vector<int> stageOfOp;
+  int numStages = 0;
+};
+
+/// True for ops every stage that uses them gets a copy of (no operands, no
+/// communication): weights and constants.
+bool isReplicableOp(Operation *op);
+
+/// Rewrites main into stages: one weft.mesh per stage (with its devices),
+/// one weft.stage per stage in order, and a weft.transfer for every value a
+/// later stage uses (once per value and consuming stage, sent straight from
+/// its producer), with replicated shardings until the stages are planned.
+/// Fails with a diagnostic when a stage would use a value of a later one,
+/// or a stage is empty.
+LogicalResult splitIntoStages(ModuleOp module, const StageAssignment &stages,
+                              llvm::ArrayRef<StageMesh> meshes);
+
+/// The stage's body as the main function of a module of its own (with the
+/// ONNX names of what crosses its boundary), ready for autoShard with the
+/// stage's mesh symbol.
+OwningOpRef<ModuleOp> outlineStage(StageOp stage);
+
+/// After each stage's module was planned: chooses the sharding in which each
+/// value crosses each cut and records it on both sides, on the transfers
+/// (source: its producer's sharding with partial sums reduced; target: the
+/// sharding its users in the next stage need when they agree, else whole)
+/// and as `weft.sharding` on the stage modules' arguments and results.
+void chooseBoundaryShardings(ModuleOp pipeline,
+                             llvm::MutableArrayRef<OwningOpRef<ModuleOp>>
+                                 plannedStages);
+
+/// The program of world rank `rank`: the planned module of its stage,
+/// partitioned for its mesh position, inside a main with the model's
+/// inputs and outputs that first receives what the stage needs (in the
+/// deadlock-free order of docs/Pipelines.md), then computes, then sends;
+/// rank 0 also collects the model's outputs, which other ranks leave
+/// uninitialized (only rank 0's outputs are read).
+FailureOr<OwningOpRef<ModuleOp>>
+buildDeviceProgram(ModuleOp pipeline,
+                   llvm::ArrayRef<OwningOpRef<ModuleOp>> plannedStages,
+                   int64_t rank, int64_t worldSize);
+
+/// A value crossing a cut, for reports and plan.json.
+struct TransferSummary {
+  std::string tensor;
+  int fromStage = 0;
+  /// -1: the model's output, collected on rank 0.
+  int toStage = 0;
+  int64_t bytes = 0;
+  int64_t pieces = 0;
+  std::string from, to; // Shardings, as text.
+  /// Bytes per (source rank, target rank) pair.
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> pairBytes;
+};
+std::vector<TransferSummary> summarizeTransfers(ModuleOp pipeline);
+
+/// Module attributes of a device program in a pipeline: the job's size
+/// (the program signature's `pipeline` record needs it with the mesh's
+/// world ranks).
+inline constexpr llvm::StringLiteral kWorldSizeAttr = "weft.world_size";
+/// On a weft.stage once its module is planned: the sharding each result
+/// leaves in (an array of #weft.sharding on the stage's mesh).
+inline constexpr llvm::StringLiteral kResultShardingsAttr =
+    "weft.result_shardings";
+
+} // namespace mlir::weft
+
+#endif // WEFT_TRANSFORMS_PIPELINE_H

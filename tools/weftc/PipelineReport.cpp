@@ -1,0 +1,137 @@
+//===- PipelineReport.cpp - A pipeline's stage table and plan.json --------===//
+
+#include "PipelineReport.h"
+
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::weft;
+
+std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  llvm::json::OStream json(os, 2);
+  auto ints = [&](const std::vector<int64_t> &values) {
+    for (int64_t v : values)
+      json.value(v);
+  };
+  json.object([&] {
+    json.attribute("format", "weft-plan");
+    json.attribute("version", 2);
+    json.attribute("model", plan.modelName);
+    json.attribute("cluster", plan.clusterName);
+    json.attributeArray("stages", [&] {
+      for (const StageSummary &s : plan.stages)
+        json.object([&] {
+          json.attributeArray("devices", [&] { ints(s.devices); });
+          json.attributeArray("mesh_shape", [&] { ints(s.meshShape); });
+          json.attribute("sharding", s.mode);
+          json.attribute("first_node", s.firstNode);
+          json.attribute("last_node", s.lastNode);
+          json.attribute("ops", s.ops);
+          json.attribute("weights_bytes_per_device", s.weightsBytesPerDevice);
+          json.attribute("peak_memory_bytes_per_device",
+                         s.peakMemoryBytesPerDevice);
+          json.attribute("predicted_seconds", s.predictedSeconds);
+          json.attribute("memory_budget_bytes", s.report.memoryBudgetBytes);
+          json.attributeObject("ilp", [&] {
+            json.attribute("nodes", s.report.graphNodes);
+            json.attribute("variables", s.report.solution.numVariables);
+            json.attribute("constraints", s.report.solution.numConstraints);
+            json.attribute("optimal", s.report.solution.optimal);
+            json.attribute("solve_seconds", s.report.solution.solveSeconds);
+          });
+        });
+    });
+    json.attributeArray("transfers", [&] {
+      for (const TransferReport &r : plan.transfers)
+        json.object([&] {
+          const TransferSummary &t = r.transfer;
+          json.attribute("tensor", t.tensor);
+          json.attribute("from_stage", t.fromStage);
+          if (t.toStage < 0)
+            json.attribute("to_stage", "output");
+          else
+            json.attribute("to_stage", t.toStage);
+          json.attribute("bytes", t.bytes);
+          json.attribute("method", "tiles");
+          json.attribute("pieces", t.pieces);
+          json.attribute("from_sharding", t.from);
+          json.attribute("to_sharding", t.to);
+          json.attribute("predicted_seconds", r.predictedSeconds);
+        });
+    });
+    json.attributeArray("devices", [&] {
+      for (auto [k, d] : llvm::enumerate(plan.devices))
+        json.object([&] {
+          json.attribute("id", static_cast<int64_t>(k));
+          json.attribute("cluster_device", plan.clusterDeviceOfRank[k]);
+          json.attribute("stage", plan.stageOfRank[k]);
+          json.attribute("program", d.program);
+          json.attribute("weight_bytes", d.weightBytes);
+          json.attribute("arena_bytes", d.arenaBytes);
+          json.attribute("memory_bytes", d.weightBytes + d.arenaBytes);
+          json.attribute("flops", d.flops);
+        });
+    });
+    json.attributeObject("totals", [&] {
+      json.attribute("predicted_seconds", plan.totalSeconds);
+      json.attribute("compiled", plan.compiled);
+    });
+  });
+  os << "\n";
+  return text;
+}
+
+static std::string bytesText(double bytes) {
+  if (bytes >= 1e9)
+    return llvm::formatv("{0:f2} GB", bytes / 1e9).str();
+  if (bytes >= 1e6)
+    return llvm::formatv("{0:f2} MB", bytes / 1e6).str();
+  if (bytes >= 1e3)
+    return llvm::formatv("{0:f1} kB", bytes / 1e3).str();
+  return llvm::formatv("{0} B", static_cast<int64_t>(bytes)).str();
+}
+
+void mlir::weft::printStageTable(const PipelineSummary &plan,
+                                 llvm::raw_ostream &os) {
+  os << llvm::formatv("  {0,-5} {1,-12} {2,-7} {3,-9} {4,5} {5,10} {6,10} "
+                      "{7,11}  {8}\n",
+                      "stage", "devices", "mesh", "sharding", "ops", "weights",
+                      "peak mem", "predicted", "first .. last node");
+  for (auto [k, s] : llvm::enumerate(plan.stages)) {
+    std::string devices;
+    if (s.devices.size() > 1 &&
+        s.devices.back() - s.devices.front() + 1 ==
+            static_cast<int64_t>(s.devices.size()))
+      devices = std::to_string(s.devices.front()) + "-" +
+                std::to_string(s.devices.back());
+    else
+      devices = llvm::formatv("{0:$[,]}", llvm::make_range(s.devices.begin(),
+                                                          s.devices.end()))
+                    .str();
+    std::string mesh =
+        llvm::formatv("{0:$[x]}",
+                      llvm::make_range(s.meshShape.begin(), s.meshShape.end()))
+            .str();
+    os << llvm::formatv("  {0,-5} {1,-12} {2,-7} {3,-9} {4,5} {5,10} {6,10} "
+                        "{7,8:f3} ms  {8} .. {9}\n",
+                        k, devices, mesh, s.mode, s.ops,
+                        bytesText(s.weightsBytesPerDevice),
+                        bytesText(s.peakMemoryBytesPerDevice),
+                        s.predictedSeconds * 1e3, s.firstNode, s.lastNode);
+  }
+  for (const TransferReport &r : plan.transfers) {
+    const TransferSummary &t = r.transfer;
+    std::string to = t.toStage < 0 ? std::string("output")
+                                   : "stage " + std::to_string(t.toStage);
+    os << llvm::formatv("  transfer {0} -> {1}: '{2}', {3}, {4} piece(s), "
+                        "{5:f3} ms\n",
+                        t.fromStage, to, t.tensor, bytesText(t.bytes),
+                        t.pieces, r.predictedSeconds * 1e3);
+  }
+  os << llvm::formatv("  predicted: {0:f3} ms per batch through all stages\n",
+                      plan.totalSeconds * 1e3);
+}
