@@ -3,8 +3,9 @@
 // weft_rt_driver_main: loads the weights and input files, runs the program
 // (once, or timed with --bench), then prints, writes or checks the outputs.
 // Every failure becomes an exit code of Weft's command-line contract. A mesh
-// program runs as one rank of an MPI job (DriverMesh.cpp): rank 0 reports,
-// and every rank exits with the same code.
+// program, or a stage of a pipeline, runs as one rank of an MPI job
+// (DriverMesh.cpp): world rank 0 reports, and every rank exits with the same
+// code.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +65,7 @@ private:
     }
     // Before the ranks can agree, every rank of a mesh meets the same
     // failure (the same options, program and launch): rank 0 says it.
-    if (signature.meshDevices > 1 && readLaunchInfo().rank > 0)
+    if (signature.multiRank() && readLaunchInfo().rank > 0)
       return code;
     size_t start = 0;
     while (start < message.size()) {
@@ -79,6 +80,18 @@ private:
   }
   int fail(const std::string &message) {
     return report(kExitBadInput, "error: " + message);
+  }
+  /// A failure before the ranks can agree that this rank may meet alone (a
+  /// stage's executable started at another stage's world rank): it says so
+  /// itself, naming its rank.
+  int failOnThisRank(const std::string &message) {
+    LaunchInfo launch = readLaunchInfo();
+    std::fprintf(stderr, "%s %s: error: %s\n", exeName.c_str(),
+                 formatRanks({static_cast<int>(launch.rank)},
+                             static_cast<int>(signature.worldSize))
+                     .c_str(),
+                 message.c_str());
+    return kExitBadInput;
   }
   int internalError(const std::string &message) {
     return report(kExitInternal,
@@ -113,6 +126,7 @@ private:
   }
 
   std::string defaultWeightsPath(const char *argv0) const;
+  std::string describeJob() const;
   int checkLaunch();
   int createContext();
   int startDetector();
@@ -136,7 +150,7 @@ private:
   weft_rt_model *model = nullptr;
   std::vector<LoadedTensor> inputs;
   std::vector<double> timesMs;
-  /// A mesh program's communicator and this process's place in it; rank 0
+  /// A mesh program's communicator and this process's world rank; rank 0
   /// and no communicator for a single device.
   weft_rt_comm *comm = nullptr;
   int rank = 0;
@@ -167,8 +181,8 @@ enum Phase {
 } // namespace
 
 /// <dir of the executable>/../weights/<executable name>.bin, the layout of a
-/// weftc package; dev<rank>.bin for a mesh program, whose devices may share
-/// one executable.
+/// weftc package; dev<world rank>.bin for a mesh or pipeline program, whose
+/// devices may share one executable.
 std::string Driver::defaultWeightsPath(const char *argv0) const {
   char buffer[PATH_MAX];
   ssize_t n = readlink("/proc/self/exe", buffer, sizeof(buffer) - 1);
@@ -176,16 +190,55 @@ std::string Driver::defaultWeightsPath(const char *argv0) const {
   size_t slash = exe.rfind('/');
   std::string dir = slash == std::string::npos ? "." : exe.substr(0, slash);
   std::string name = slash == std::string::npos ? exe : exe.substr(slash + 1);
-  if (signature.meshDevices > 1)
+  if (signature.multiRank())
     name = "dev" + std::to_string(rank);
   return dir + "/../weights/" + name + ".bin";
 }
 
+/// "the mesh [2] at world ranks {0,1} of a pipeline of 5 processes", for
+/// messages about a stage.
+std::string Driver::describeJob() const {
+  return "the mesh " +
+         formatMesh(signature.mesh.empty() ? std::vector<int64_t>{1}
+                                           : signature.mesh) +
+         " at world ranks " + formatRankList(signature.meshWorldRanks) +
+         " of a pipeline of " + std::to_string(signature.worldSize) +
+         " processes";
+}
+
 /// A mesh program must be one of exactly as many processes as the mesh has
-/// devices. Checked from the launcher's environment, before MPI starts (a
-/// plain start would otherwise make MPI spawn a singleton runtime first).
+/// devices; a stage of a pipeline one of the pipeline's processes, at one of
+/// its own world ranks. Checked from the launcher's environment, before MPI
+/// starts (a plain start would otherwise make MPI spawn a singleton runtime
+/// first).
 int Driver::checkLaunch() {
   LaunchInfo launch = readLaunchInfo();
+  if (signature.pipeline()) {
+    long long world = static_cast<long long>(signature.worldSize);
+    if (!launch.launched)
+      return fail("this program is " + describeJob() +
+                  ": launch the package with `weft-run PKG ...`, or every "
+                  "stage with mpirun (" +
+                  std::to_string(world) +
+                  " processes in all, each world rank running the stage "
+                  "that lists it)");
+    if (launch.worldSize >= 0 && launch.worldSize != world)
+      return fail("launched as one of " + std::to_string(launch.worldSize) +
+                  " processes, but this program is " + describeJob() +
+                  ": launch exactly " + std::to_string(world) +
+                  " (weft-run PKG, or mpirun with every stage)");
+    // Only this rank may be wrong (another stage's executable runs here):
+    // the others cannot agree with it yet, so it speaks for itself.
+    const std::vector<int32_t> &ranks = signature.meshWorldRanks;
+    if (launch.rank >= 0 &&
+        std::find(ranks.begin(), ranks.end(), launch.rank) == ranks.end())
+      return failOnThisRank(
+          "launched as world rank " + std::to_string(launch.rank) +
+          ", but this program is " + describeJob() + ": world rank " +
+          std::to_string(launch.rank) +
+          " runs another stage (check the order of mpirun's app contexts)");
+    return kExitOk;
+  }
   std::string mesh = formatMesh(signature.mesh);
   long long devices = static_cast<long long>(signature.meshDevices);
   if (!launch.launched)
@@ -260,10 +313,10 @@ int Driver::startDetector() {
   LaunchInfo launch = readLaunchInfo();
   int myRank = launch.rank >= 0 ? static_cast<int>(launch.rank) : 0;
   std::string prefix =
-      exeName + (signature.meshDevices > 1
-                     ? " " + formatRanks({myRank},
-                                         static_cast<int>(signature.meshDevices))
-                     : std::string());
+      exeName +
+      (signature.multiRank()
+           ? " " + formatRanks({myRank}, static_cast<int>(signature.worldSize))
+           : std::string());
   // Both failures end the process from the detector's thread, `delay`
   // after they are seen: the main thread may be blocked in a wait that will
   // never return.
@@ -289,13 +342,27 @@ int Driver::startDetector() {
 
 int Driver::createComm() {
   if (!mesh)
-    return fail("the program is one device of a " +
-                std::to_string(signature.meshDevices) +
-                "-device mesh, but this executable was linked without mesh "
-                "support (MPI); recompile the package with weftc");
-  weft_rt_status status =
-      mesh->createComm(ctx, static_cast<int32_t>(signature.mesh.size()),
-                       signature.mesh.data(), &comm);
+    return fail("the program is " +
+                (signature.pipeline()
+                     ? describeJob()
+                     : "one device of a " +
+                           std::to_string(signature.meshDevices) +
+                           "-device mesh") +
+                ", but this executable was linked without mesh support "
+                "(MPI); recompile the package with weftc");
+  weft_rt_status status = WEFT_RT_OK;
+  if (signature.pipeline()) {
+    // A stage of one device may have no mesh record: it is the mesh [1].
+    std::vector<int64_t> dims =
+        signature.mesh.empty() ? std::vector<int64_t>{1} : signature.mesh;
+    status = mesh->createPipelineComm(
+        ctx, static_cast<int32_t>(dims.size()), dims.data(),
+        signature.meshWorldRanks.data(),
+        static_cast<int32_t>(signature.worldSize), &comm);
+  } else {
+    status = mesh->createComm(ctx, static_cast<int32_t>(signature.mesh.size()),
+                              signature.mesh.data(), &comm);
+  }
   if (status == WEFT_RT_OK) {
     weft_rt_context_set_comm(ctx, comm);
     rank = weft_rt_comm_rank(comm);
@@ -510,7 +577,7 @@ int Driver::main(int argc, char **argv) {
   if (!parseDriverOptions(argc, argv, options, error))
     return fail(error);
   // Under mpirun every rank would print the same text.
-  if ((options.help || options.version) && signature.meshDevices > 1 &&
+  if ((options.help || options.version) && signature.multiRank() &&
       readLaunchInfo().rank > 0)
     return kExitOk;
   if (options.help) {
@@ -527,8 +594,9 @@ int Driver::main(int argc, char **argv) {
   if (!signatureOk)
     return internalError("the program's " + signatureError);
 
-  // A single device never touches MPI.
-  bool inMesh = signature.meshDevices > 1;
+  // A single device never touches MPI; a stage of a pipeline does, even of
+  // one device (its transfers need the world).
+  bool inMesh = signature.multiRank();
   if (inMesh) {
     if (int code = checkLaunch())
       return code;

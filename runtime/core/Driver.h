@@ -160,6 +160,11 @@ std::vector<int> gatherFromRanks(weft_rt_comm *comm, const std::string &exeName,
 struct MeshSupport {
   weft_rt_status (*createComm)(weft_rt_context *ctx, int32_t meshRank,
                                const int64_t *meshDims, weft_rt_comm **out);
+  /// A stage of a pipeline (weft_rt_comm_create_mpi_pipeline).
+  weft_rt_status (*createPipelineComm)(weft_rt_context *ctx, int32_t meshRank,
+                                       const int64_t *meshDims,
+                                       const int32_t *meshWorldRanks,
+                                       int32_t worldSize, weft_rt_comm **out);
   void (*destroyComm)(weft_rt_comm *comm);
   int (*agreeOnExit)(weft_rt_comm *comm, int code, const std::string &exeName,
                      const std::string &message);
@@ -174,7 +179,8 @@ struct MeshSupport {
 extern const MeshSupport kMpiMeshSupport;
 
 /// The driver (weft_rt_driver_main) with `mesh` for programs of several
-/// devices; with null, such a program is refused with a clear message.
+/// ranks (a mesh of several devices, or a stage of a pipeline); with null,
+/// such a program is refused with a clear message.
 int runDriver(const weft_rt_program *program, int argc, char **argv,
               const MeshSupport *mesh);
 

@@ -1,10 +1,11 @@
 //===- DriverMesh.cpp - The driver as one rank of a device mesh -----------===//
 //
-// A mesh program runs as one MPI process per device. Failures that every
-// rank can wait for are agreed on (one exit code for all, messages printed
-// once by rank 0); a failure inside a run stops the whole job with
-// MPI_Abort, because the other ranks wait for the failed one inside a
-// collective and would never learn of it otherwise.
+// A mesh program runs as one MPI process per device (a pipeline's stages
+// are meshes of one world, and everything here spans the world). Failures
+// that every rank can wait for are agreed on (one exit code for all,
+// messages printed once by rank 0); a failure inside a run stops the whole
+// job with MPI_Abort, because the other ranks wait for the failed one inside
+// a collective or a transfer and would never learn of it otherwise.
 //
 //===----------------------------------------------------------------------===//
 
@@ -175,6 +176,7 @@ std::vector<int> weft::rt::gatherFromRanks(weft_rt_comm *comm,
 
 const MeshSupport weft::rt::kMpiMeshSupport = {
     weft_rt_comm_create_mpi,
+    weft_rt_comm_create_mpi_pipeline,
     weft_rt_comm_destroy,
     agreeOnExit,
     abortMesh,

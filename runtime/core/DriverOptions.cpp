@@ -233,7 +233,21 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
                  static_cast<long long>(signature->weightsBytes),
                  static_cast<long long>(signature->arenaBytes),
                  signature->ops.size());
-    if (signature->meshDevices > 1) {
+    if (signature->pipeline() && signature->multiRank()) {
+      std::string mesh, ranks;
+      for (int64_t d : signature->mesh)
+        mesh += (mesh.empty() ? "" : ",") + std::to_string(d);
+      for (int32_t r : signature->meshWorldRanks)
+        ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+      long long world = static_cast<long long>(signature->worldSize);
+      std::fprintf(out,
+                   "  one stage of a pipeline of %lld processes: the mesh "
+                   "[%s] at world ranks\n  %s; run every stage with weft-run "
+                   "PKG, or mpirun with one app context\n  per stage (one "
+                   "process per world rank); world rank 0 prints, writes\n  "
+                   "and checks the outputs\n",
+                   world, mesh.empty() ? "1" : mesh.c_str(), ranks.c_str());
+    } else if (signature->meshDevices > 1) {
       std::string mesh;
       for (int64_t d : signature->mesh)
         mesh += (mesh.empty() ? "" : ",") + std::to_string(d);

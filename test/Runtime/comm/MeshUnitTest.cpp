@@ -1,8 +1,9 @@
 //===- MeshUnitTest.cpp - Mesh pieces that need no mpirun ----------------===//
 //
-// The signature's "mesh" record, the driver's rank lists and per-rank file
-// names, the launcher environment it reads, and what a mesh program does
-// without a communicator, all in one process without MPI.
+// The signature's "mesh" and "pipeline" records, the driver's rank lists and
+// per-rank file names, the launcher environment it reads, and what a mesh
+// or pipeline program does without a communicator, all in one process
+// without MPI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +59,91 @@ TEST(MeshSignature, RefusesBadRecords) {
   EXPECT_NE(parseError(header + "mesh 65536 65536\n")
                 .find("more than 2147483647 devices"),
             std::string::npos);
+}
+
+// Tests that a pipeline record gives the world and the mesh's world ranks,
+// with or without a mesh record (in either order), and that without one
+// the mesh is the whole world.
+TEST(PipelineSignature, ParsesTheWorldRanks) {
+  ProgramSignature signature;
+  std::string error;
+  ASSERT_TRUE(parseSignature(
+      (std::string(kHeader) + "mesh 2\npipeline 5 3 1\n").c_str(), signature,
+      error))
+      << error;
+  EXPECT_EQ(signature.meshWorldRanks, (std::vector<int32_t>{3, 1}));
+  EXPECT_EQ(signature.worldSize, 5);
+  EXPECT_EQ(signature.meshDevices, 2);
+  EXPECT_TRUE(signature.pipeline());
+  EXPECT_TRUE(signature.multiRank());
+  // The pipeline record first; a 2x2 mesh at scattered ranks.
+  ASSERT_TRUE(parseSignature(
+      (std::string(kHeader) + "pipeline 8 7 0 5 2\nmesh 2 2\n").c_str(),
+      signature, error))
+      << error;
+  EXPECT_EQ(signature.meshWorldRanks, (std::vector<int32_t>{7, 0, 5, 2}));
+  EXPECT_EQ(signature.worldSize, 8);
+  // A stage of one device: no mesh record, or "mesh 1".
+  for (const char *mesh : {"", "mesh 1\n", "mesh 1 1\n"}) {
+    ASSERT_TRUE(
+        parseSignature((std::string(kHeader) + mesh + "pipeline 3 2\n").c_str(),
+                       signature, error))
+        << error;
+    EXPECT_EQ(signature.meshWorldRanks, (std::vector<int32_t>{2}));
+    EXPECT_EQ(signature.meshDevices, 1);
+    EXPECT_TRUE(signature.multiRank()) << mesh;
+  }
+  // A pipeline of one process is a single device.
+  ASSERT_TRUE(parseSignature((std::string(kHeader) + "pipeline 1 0\n").c_str(),
+                             signature, error))
+      << error;
+  EXPECT_TRUE(signature.pipeline());
+  EXPECT_FALSE(signature.multiRank());
+  // Without a pipeline record the mesh is the world.
+  ASSERT_TRUE(parseSignature((std::string(kHeader) + "mesh 2 2\n").c_str(),
+                             signature, error))
+      << error;
+  EXPECT_FALSE(signature.pipeline());
+  EXPECT_TRUE(signature.meshWorldRanks.empty());
+  EXPECT_EQ(signature.worldSize, 4);
+  ASSERT_TRUE(parseSignature(kHeader, signature, error)) << error;
+  EXPECT_EQ(signature.worldSize, 1);
+  EXPECT_FALSE(signature.multiRank());
+}
+
+// Tests that malformed pipeline records name the line and the problem.
+TEST(PipelineSignature, RefusesBadRecords) {
+  std::string header = kHeader;
+  struct Case {
+    std::string records, message;
+  };
+  std::vector<Case> cases = {
+      {"pipeline\n", "line 4: expected 'pipeline <world size> <rank of mesh "
+                     "position 0> ...' with at least one rank"},
+      {"pipeline 4\n", "with at least one rank"},
+      {"pipeline 0 0\n",
+       "pipeline world size '0' is not an integer from 1 to 2147483647"},
+      {"pipeline x 0\n", "pipeline world size 'x' is not an integer"},
+      {"pipeline 4294967296 0\n", "pipeline world size '4294967296'"},
+      {"pipeline 4 4\n",
+       "pipeline rank 0 is '4', not a world rank from 0 to 3"},
+      {"pipeline 4 -1\n", "pipeline rank 0 is '-1'"},
+      {"mesh 2\npipeline 4 0 y\n", "pipeline rank 1 is 'y'"},
+      {"mesh 2\npipeline 4 1 1\n", "line 5: pipeline world rank 1 is given "
+                                   "twice"},
+      {"pipeline 2 0 1 0\n",
+       "the pipeline lists 3 world ranks, more than its 2 processes"},
+      {"mesh 2\npipeline 4 0\n",
+       "line 5: the pipeline lists 1 world ranks, but the mesh [2] has 2 "
+       "devices (one world rank per mesh position)"},
+      {"pipeline 4 0 1\nmesh 3\n",
+       "line 4: the pipeline lists 2 world ranks, but the mesh [3] has 3"},
+      {"pipeline 4 0 1\n", "but the mesh [1] (no 'mesh' record) has 1 devices"},
+      {"pipeline 4 0\npipeline 4 0\n", "line 5: second 'pipeline' record"},
+  };
+  for (const Case &c : cases)
+    EXPECT_NE(parseError(header + c.records).find(c.message), std::string::npos)
+        << c.records << " gave: " << parseError(header + c.records);
 }
 
 // Tests the rank lists of the driver's messages.
@@ -128,6 +214,32 @@ TEST(MeshModel, NeedsACommunicator) {
   weft_rt_context_destroy(ctx);
 }
 
+// Tests that a stage of a pipeline refuses to run without a communicator,
+// even a stage of one device (its transfers need the world).
+TEST(MeshModel, PipelineStageNeedsACommunicator) {
+  weft_rt_context *ctx = nullptr;
+  ASSERT_EQ(weft_rt_context_create(&ctx), WEFT_RT_OK);
+  weft_rt_program stage = {"weft-program 1\narena 0\nweights 0\n"
+                           "pipeline 3 2\n",
+                           runNothing};
+  weft_rt_model *model = nullptr;
+  ASSERT_EQ(weft_rt_model_create(ctx, &stage, nullptr, &model), WEFT_RT_OK);
+  EXPECT_EQ(weft_rt_model_run(model), WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(weft_rt_context_error(ctx))
+                .find("the program is the mesh [1] at world ranks {2} of a "
+                      "pipeline of 3 processes and needs a communicator"),
+            std::string::npos)
+      << weft_rt_context_error(ctx);
+  weft_rt_model_destroy(model);
+  weft_rt_program alone = {"weft-program 1\narena 0\nweights 0\n"
+                           "pipeline 1 0\n",
+                           runNothing};
+  ASSERT_EQ(weft_rt_model_create(ctx, &alone, nullptr, &model), WEFT_RT_OK);
+  EXPECT_EQ(weft_rt_model_run(model), WEFT_RT_OK) << weft_rt_context_error(ctx);
+  weft_rt_model_destroy(model);
+  weft_rt_context_destroy(ctx);
+}
+
 // Tests the ABI's argument checks that come before MPI.
 TEST(MeshComm, RefusesBadArguments) {
   weft_rt_context *ctx = nullptr;
@@ -146,8 +258,19 @@ TEST(MeshComm, RefusesBadArguments) {
   EXPECT_EQ(comm, nullptr);
   EXPECT_EQ(weft_rt_comm_create_mpi(nullptr, 2, dims, &comm),
             WEFT_RT_INVALID_ARGUMENT);
+  // The pipeline's other checks are collective (they need MPI); these two
+  // leave nothing to report to or into.
+  int32_t ranks[] = {0, 1, 2, 3};
+  EXPECT_EQ(weft_rt_comm_create_mpi_pipeline(nullptr, 2, dims, ranks, 4, &comm),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_EQ(weft_rt_comm_create_mpi_pipeline(ctx, 2, dims, ranks, 4, nullptr),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(std::string(weft_rt_context_error(ctx)).find("out_comm is NULL"),
+            std::string::npos);
   weft_rt_comm_destroy(nullptr);
   EXPECT_EQ(weft_rt_comm_rank(nullptr), 0);
+  EXPECT_EQ(weft_rt_comm_mesh_position(nullptr), 0);
+  EXPECT_EQ(weft_rt_comm_mesh_size(nullptr), 0);
   weft_rt_context_destroy(ctx);
 }
 

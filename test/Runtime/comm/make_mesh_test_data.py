@@ -6,8 +6,11 @@ OUT/pkg2 and OUT/pkg4 are the packages of MeshTestProgram.cpp on the meshes
 adds weights/dev<k>.bin (w[0] = 1 + k/2) and manifest.json. OUT/pkg2-
 noweights is a copy of pkg2 without weights/dev1.bin, OUT/pkg2-bad-mesh a
 manifest whose mesh disagrees with its devices, OUT/pkg2-exit5 one whose
-device 1 is a script that exits with 5. OUT/data holds the input
-and the expected outputs of each mesh, written with onnx.numpy_helper.
+device 1 is a script that exits with 5. OUT/pipe is the two-stage
+pipeline of PipelineTestProgram.cpp (CMake builds bin/stage0 and
+bin/stage1): this adds weights/dev<k>.bin of its 3 world ranks. OUT/data
+holds the input and the expected outputs of each mesh and of the pipeline
+(data/pipe), written with onnx.numpy_helper.
 
 usage: make_mesh_test_data.py OUT
 """
@@ -109,6 +112,25 @@ def copy_executable(root, source, target):
     refresh_manifest(os.path.join(root, target))
 
 
+def write_pipeline(root):
+    """Weights of world ranks 0-2 (w[0] = 1 + k/2), the input and y."""
+    os.makedirs(os.path.join(root, "pipe", "weights"), exist_ok=True)
+    for k in range(3):
+        blob = np.array([weight(k)] + [0] * 15, dtype=np.float32).tobytes()
+        with open(os.path.join(root, "pipe", "weights", f"dev{k}.bin"),
+                  "wb") as f:
+            f.write(blob)
+    x = np.array([0.5, 1, 1.5, 2], dtype=np.float32)
+    # Both devices of stage 0 send the same sum s = x w0 + x w1; stage 1
+    # gives (s + s) w2 + x = 11 x with w = 1, 1.5, 2.
+    s = x * weight(0) + x * weight(1)
+    y = (s + s) * weight(2) + x
+    folder = os.path.join(root, "data", "pipe")
+    os.makedirs(folder, exist_ok=True)
+    save(os.path.join(folder, "input_0.pb"), x, "x")
+    save(os.path.join(folder, "output_0.pb"), y, "y")
+
+
 def main():
     root = sys.argv[1]
     shutil.rmtree(os.path.join(root, "data"), ignore_errors=True)
@@ -153,6 +175,7 @@ def main():
         bad = y.copy()
         bad[2, 5] += 0.5
         write_case(root, "mismatch" + suffix, bad, total)
+    write_pipeline(root)
 
 
 if __name__ == "__main__":
