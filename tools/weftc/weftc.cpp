@@ -779,30 +779,32 @@ static std::pair<std::string, std::string> stageNodeRange(StageOp stage) {
   return {first, last};
 }
 
-/// Points the weft.shard constraints of a stage's module (from
-/// --sharding-file, on the command line's mesh) at the stage's mesh, whose
-/// axes they must fit.
-static LogicalResult retargetConstraints(ModuleOp stageModule,
-                                         StringRef meshSymbol,
-                                         ArrayRef<int64_t> meshShape,
-                                         int stageIndex) {
-  auto mesh = FlatSymbolRefAttr::get(stageModule.getContext(), meshSymbol);
-  WalkResult result = stageModule.walk([&](ShardOp shard) {
+/// Points the weft.shard constraints (from --sharding-file, on the command
+/// line's mesh) at the mesh of the stage they are in, whose axes they must
+/// fit.
+static LogicalResult retargetConstraints(func::FuncOp func,
+                                         const StageAssignment &assignment,
+                                         ArrayRef<StageMesh> meshes) {
+  for (auto [op, stage] : llvm::zip(
+           llvm::make_pointer_range(func.getBody().front().without_terminator()),
+           assignment.stageOfOp)) {
+    auto shard = dyn_cast<ShardOp>(op);
+    if (!shard)
+      continue;
+    const StageMesh &mesh = meshes[stage];
     ShardingAttr old = shard.getSharding();
     for (int16_t axis : old.getUsedAxes())
-      if (axis >= static_cast<int64_t>(meshShape.size())) {
-        shard.emitError() << "--sharding-file splits this tensor over mesh "
-                          << "axis " << axis << ", but it is in stage "
-                          << stageIndex << ", whose mesh ["
-                          << llvm::interleaved(meshShape) << "] has "
-                          << meshShape.size() << " axes";
-        return WalkResult::interrupt();
-      }
-    shard.setShardingAttr(ShardingAttr::get(shard.getContext(), mesh,
-                                            old.getDims(), old.getPartial()));
-    return WalkResult::advance();
-  });
-  return failure(result.wasInterrupted());
+      if (axis >= static_cast<int64_t>(mesh.shape.size()))
+        return shard.emitError()
+               << "--sharding-file splits this tensor over mesh axis " << axis
+               << ", but it is in stage " << stage << ", whose mesh ["
+               << llvm::interleaved(mesh.shape) << "] has " << mesh.shape.size()
+               << " axes";
+    shard.setShardingAttr(ShardingAttr::get(
+        shard.getContext(), FlatSymbolRefAttr::get(shard.getContext(), mesh.name),
+        old.getDims(), old.getPartial()));
+  }
+  return success();
 }
 
 /// --stages or --pipeline-file: cuts the model into stages on sub-meshes,
@@ -863,7 +865,9 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
     cluster.meshes.push_back(planned);
   }
   // The sharding file's constraints name the command line's mesh, which
-  // the stages replace.
+  // the stages' meshes replace.
+  if (failed(retargetConstraints(func, *assignment, meshes)))
+    return kExitBadInput;
   if (auto old = module.lookupSymbol<MeshOp>(kMeshName))
     old.erase();
   if (failed(splitIntoStages(module, *assignment, meshes)))
@@ -886,9 +890,6 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
     if (stages[k].mode)
       options.mode = *stages[k].mode;
     OwningOpRef<ModuleOp> stageModule = outlineStage(stageOp);
-    if (failed(retargetConstraints(*stageModule, meshes[k].name,
-                                   meshes[k].shape, static_cast<int>(k))))
-      return kExitBadInput;
     StageSummary stage;
     if (failed(autoShard(*stageModule, options, stage.report)))
       return stageFailure();
