@@ -85,20 +85,25 @@ private:
 weft_rt_status CudaBackend::create(weft_rt_model *model) {
   weft_rt_context *ctx = model->ctx;
   const ProgramSignature &signature = model->signature;
-  bool inMesh = signature.meshDevices > 1;
+  // A stage of a pipeline needs NCCL even as a mesh of one device: its
+  // transfers go to the other stages.
+  bool inMesh = signature.multiRank();
   if (inMesh && !ncclMeshFactory)
     return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
                         "this CUDA program is one device of a %lld-device "
-                        "mesh, but the executable was linked without NCCL "
-                        "mesh support; recompile the package with weftc",
-                        static_cast<long long>(signature.meshDevices));
+                        "mesh in a job of %lld processes, but the executable "
+                        "was linked without NCCL mesh support; recompile the "
+                        "package with weftc",
+                        static_cast<long long>(signature.meshDevices),
+                        static_cast<long long>(signature.worldSize));
   if (inMesh && !ctx->comm)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
                         "this CUDA program is one device of a %lld-device "
-                        "mesh and needs the mesh's communicator attached "
-                        "before the model is created (launch it with "
-                        "weft-run or mpirun)",
-                        static_cast<long long>(signature.meshDevices));
+                        "mesh in a job of %lld processes and needs the "
+                        "mesh's communicator attached before the model is "
+                        "created (launch it with weft-run or mpirun)",
+                        static_cast<long long>(signature.meshDevices),
+                        static_cast<long long>(signature.worldSize));
   weft_rt_status status = setUpDevice(model);
   if (!inMesh)
     return status;

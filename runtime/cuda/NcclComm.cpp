@@ -1,8 +1,10 @@
 //===- NcclComm.cpp - weft_rt_cuda_collective on NCCL ---------------------===//
 //
-// NcclMesh splits an NCCL world communicator once into one per subset of
-// mesh axes, with the ranks agreeing over MPI after every step so that one
-// failing rank cannot leave the others waiting. weft_rt_cuda_collective
+// NcclMesh splits an NCCL world communicator once into this process's mesh
+// (a pipeline's stage) and that into one per subset of mesh axes, with the
+// ranks agreeing over MPI after every step so that one failing rank cannot
+// leave the others waiting. SEND and RECV are ncclSend and ncclRecv on the
+// world's communicator. weft_rt_cuda_collective
 // checks the parameter block exactly as weft_rt_collective does (the shared
 // comm/CollectiveParams.h), then runs it on the program's stream: NCCL's own
 // collective where the blocks are even and in order, else grouped
@@ -60,10 +62,12 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
   if (!out)
     return weft_rt_fail(ctx, WEFT_RT_INTERNAL, "NcclMesh::create: out is null");
   out->reset();
-  if (!mpiComm || mpiComm->world == MPI_COMM_NULL)
+  if (!mpiComm || mpiComm->world == MPI_COMM_NULL ||
+      mpiComm->mesh == MPI_COMM_NULL)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
                         "NCCL communicators need the mesh's MPI communicator "
-                        "(weft_rt_comm_create_mpi)");
+                        "(weft_rt_comm_create_mpi or "
+                        "weft_rt_comm_create_mpi_pipeline)");
   std::unique_ptr<NcclMesh> mesh(new NcclMesh());
   mesh->meshDims = mpiComm->dims;
   mesh->meshCoords = mpiComm->coords;
@@ -73,6 +77,7 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
   size_t numAxes = mesh->meshDims.size();
   mesh->groups.assign(size_t(1) << numAxes, nullptr);
   MPI_Comm world = mpiComm->world;
+  MPI_Comm mpiMesh = mpiComm->mesh;
   // From here on a failure leaves communicators whose peers may have given
   // up: the destructor aborts them.
   mesh->broken = true;
@@ -109,6 +114,34 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
           agree(ctx, world, local, "creating the NCCL world communicator"))
     return status;
 
+  // The mesh's own communicator, unless the mesh is the whole world. Every
+  // rank of the world takes part in the split (each in its own mesh's
+  // color), so every rank decides alike whether to split.
+  if (mpiComm->meshSize == mesh->worldSize) {
+    mesh->meshComm = mesh->world;
+  } else {
+    int color = *std::min_element(mpiComm->meshWorldRanks.begin(),
+                                  mpiComm->meshWorldRanks.end());
+    result = ncclCommSplit(mesh->world, color, mpiComm->meshPosition,
+                           &mesh->meshComm, nullptr);
+    local = WEFT_RT_OK;
+    if (result != ncclSuccess) {
+      mesh->meshComm = nullptr;
+      local = ncclFail(ctx, result, "ncclCommSplit", __FILE__, __LINE__);
+    } else {
+      mesh->ownsMeshComm = true;
+    }
+    if (weft_rt_status status =
+            agree(ctx, world, local,
+                  "splitting the NCCL communicators of the meshes"))
+      return status;
+  }
+
+  // The groups of mesh axes: collective over the mesh alone (other meshes
+  // may have other numbers of axes), agreed on inside the mesh after each
+  // split and over the world at the end, so that a failing mesh stops every
+  // mesh.
+  weft_rt_status groupStatus = WEFT_RT_OK;
   for (size_t mask = 1; mask < mesh->groups.size(); ++mask) {
     // As weft_rt_comm_create_mpi: the color is the coordinates off the
     // group's axes, the key orders the group by its coordinates on them.
@@ -119,21 +152,27 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
       else
         color = color * mesh->meshDims[a] + mesh->meshCoords[a];
     }
-    result = ncclCommSplit(mesh->world, static_cast<int>(color),
+    result = ncclCommSplit(mesh->meshComm, static_cast<int>(color),
                            static_cast<int>(key), &mesh->groups[mask], nullptr);
     local = WEFT_RT_OK;
     if (result != ncclSuccess) {
       mesh->groups[mask] = nullptr;
       local = ncclFail(ctx, result, "ncclCommSplit", __FILE__, __LINE__);
     }
-    if (weft_rt_status status =
-            agree(ctx, world, local, "splitting the NCCL communicators"))
-      return status;
+    groupStatus =
+        agree(ctx, mpiMesh, local, "splitting the NCCL communicators");
+    if (groupStatus != WEFT_RT_OK)
+      break;
   }
+  if (weft_rt_status status =
+          agree(ctx, world, groupStatus, "splitting the NCCL communicators"))
+    return status;
   mesh->broken = false;
   // The failure detector's thread polls NCCL's asynchronous errors (a peer
   // that died leaves this rank in a kernel that never ends).
   std::vector<NcclWatchdog::Watched> watched = {{mesh->world, "the world"}};
+  if (mesh->ownsMeshComm)
+    watched.push_back({mesh->meshComm, "the mesh"});
   for (size_t mask = 1; mask < mesh->groups.size(); ++mask) {
     std::string axes;
     for (size_t a = 0; a < numAxes; ++a)
@@ -166,6 +205,12 @@ NcclMesh::~NcclMesh() {
       ncclCommAbort(comm);
     else
       ncclCommDestroy(comm);
+  }
+  if (ownsMeshComm && meshComm) {
+    if (broken)
+      ncclCommAbort(meshComm);
+    else
+      ncclCommDestroy(meshComm);
   }
   if (!world)
     return;
@@ -562,6 +607,41 @@ static weft_rt_status runOnNccl(weft_rt_context *ctx, DeviceState &state,
   return WEFT_RT_OK;
 }
 
+/// Runs a parsed SEND or RECV on the world's communicator, on the program's
+/// stream: the kernels before it produce what a send reads, those after it
+/// read what a receive wrote, and only the generated code knows when a
+/// buffer is reused, so a stream of its own would have to be joined back
+/// before the next kernel anyway. NCCL has no tags: the transfers of one
+/// pair match in the order both sides issue them (the tag is checked, not
+/// used), and a receive cannot see the sender's count, so counts that
+/// differ are the caller's bug (MPI's backend reports them).
+static weft_rt_status runTransferOnNccl(weft_rt_context *ctx,
+                                        DeviceState &state, NcclMesh &nccl,
+                                        const Collective &c, const void *in,
+                                        void *out) {
+  const char *name = collectiveKindName(c.kind);
+  cudaStream_t stream = state.stream.get();
+  if (nccl.stream() != stream)
+    return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
+                        "%s %s: the NCCL communicators were created for "
+                        "another stream than the device state's",
+                        kNames.function, name);
+  // Both sides know the count: both skip an empty transfer.
+  if (c.count == 0)
+    return WEFT_RT_OK;
+  size_t bytes = static_cast<size_t>(c.count) * c.elemBytes;
+  int peer = static_cast<int>(c.peer);
+  WEFT_NCCL_RUN(ncclGroupStart());
+  if (c.kind == WEFT_RT_SEND)
+    WEFT_NCCL_IN_GROUP(
+        ncclSend(in, bytes, ncclUint8, peer, nccl.worldComm(), stream));
+  else
+    WEFT_NCCL_IN_GROUP(
+        ncclRecv(out, bytes, ncclUint8, peer, nccl.worldComm(), stream));
+  WEFT_NCCL_RUN(ncclGroupEnd());
+  return WEFT_RT_OK;
+}
+
 weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
                                        const int64_t *params, const void *in,
                                        void *out) {
@@ -579,12 +659,16 @@ weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
     mesh.dims = nccl->dims().data();
     mesh.coords = nccl->coords().data();
     mesh.numAxes = nccl->dims().size();
+    mesh.worldRank = nccl->rank();
+    mesh.worldSize = nccl->size();
   }
   Collective c;
   if (weft_rt_status status = parseCollective(ctx, params, mesh, kNames, c))
     return status;
   if (weft_rt_status status = checkCollectiveBuffers(ctx, kNames, c, in, out))
     return status;
+  if (isTransfer(c.kind))
+    return runTransferOnNccl(ctx, *state, *nccl, c, in, out);
   if (c.groupSize == 1 || c.kind == WEFT_RT_LOCAL_SLICE)
     return runLocally(ctx, state->stream.get(), c, in, out);
   return runOnNccl(ctx, *state, *nccl, c, in, out);

@@ -1,9 +1,11 @@
 //===- NcclComm.h - NCCL communicators of a device mesh ---------*- C++ -*-===//
 //
-// A CUDA program that is one device of a mesh runs its collectives on NCCL:
-// one communicator for the world and one per non-empty subset of mesh axes,
-// split once at start-up from the MPI mesh communicator's world, ranked as
-// its MPI groups are. weft_rt_cuda_collective (weft_rt_cuda.h) uses them.
+// A CUDA program that is one device of a mesh (or a stage of a pipeline)
+// runs its collectives and transfers on NCCL: one communicator for the
+// world (SEND and RECV, ranked by world rank), one for this process's mesh
+// (the world itself when the mesh spans it) and one per non-empty subset of
+// mesh axes, split once at start-up, ranked as the MPI mesh communicator's
+// groups are. weft_rt_cuda_collective (weft_rt_cuda.h) uses them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,15 +30,18 @@ namespace weft::rt::cuda {
 class NcclMesh {
 public:
   /// Creates the communicators of the mesh of `mpiComm` (from
-  /// weft_rt_comm_create_mpi) on the current CUDA device: the world's from an
-  /// ncclUniqueId that rank 0 makes and MPI broadcasts, then one per
-  /// non-empty subset of mesh axes with ncclCommSplit (color: the
-  /// coordinates off the subset; key: the group rank, the mixed-radix
-  /// number of the coordinates on the subset in ascending axis order, as the
-  /// MPI groups). Collective over the mesh: every rank calls it. The ranks
-  /// agree over MPI before and after each NCCL step, so that a rank that
-  /// fails makes every rank fail (the others with WEFT_RT_COMM_ERROR naming
-  /// it) rather than wait. `stream` is the stream the collectives will run
+  /// weft_rt_comm_create_mpi or _pipeline) on the current CUDA device: the
+  /// world's from an ncclUniqueId that world rank 0 makes and MPI
+  /// broadcasts; the mesh's split from it when the world holds several
+  /// meshes (color: the mesh's lowest world rank, key: the mesh position);
+  /// then one per non-empty subset of mesh axes split from the mesh's
+  /// (color: the coordinates off the subset; key: the group rank, the
+  /// mixed-radix number of the coordinates on the subset in ascending axis
+  /// order, as the MPI groups). Collective over the world: every rank calls
+  /// it. The ranks agree over MPI before and after each NCCL step (over the
+  /// mesh inside a mesh, then over the world), so that a rank that fails
+  /// makes every rank fail (the others with WEFT_RT_COMM_ERROR naming it)
+  /// rather than wait. `stream` is the stream the collectives will run
   /// on (the program's DeviceState::stream); weft_rt_cuda_collective checks
   /// that it is the state's. The caller owns *out.
   static weft_rt_status create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
@@ -52,8 +57,11 @@ public:
   /// The mesh shape and this device's coordinates in it.
   const std::vector<int64_t> &dims() const { return meshDims; }
   const std::vector<int64_t> &coords() const { return meshCoords; }
+  /// This process's world rank and the world's size.
   int rank() const { return worldRank; }
   int size() const { return worldSize; }
+  /// The world's communicator, ranked by world rank: SEND and RECV.
+  ncclComm_t worldComm() const { return world; }
   cudaStream_t stream() const { return collectiveStream; }
   /// The communicator of the group of axes bitmask `mask` (1 to
   /// 2^axes - 1), ranked like weft_rt_comm::groups[mask].
@@ -75,6 +83,10 @@ private:
   int worldSize = 1;
   cudaStream_t collectiveStream = nullptr;
   ncclComm_t world = nullptr;
+  /// This process's mesh, ranked by mesh position: `world` itself when the
+  /// mesh spans the world (then not owned apart from it).
+  ncclComm_t meshComm = nullptr;
+  bool ownsMeshComm = false;
   /// groups[0] is unused (null).
   std::vector<ncclComm_t> groups;
   bool broken = false;

@@ -71,7 +71,12 @@ weft_rt_status weft_rt_cuda_copy2d(weft_rt_context *ctx, const int64_t *params,
                                    const void *src, void *dst);
 
 /* Collectives on NCCL (runtime/cuda/NcclComm.cpp): weft_rt_collective's
-   parameter block on device buffers, over the mesh's NCCL communicators. */
+   parameter block on device buffers, over the mesh's NCCL communicators.
+   SEND and RECV are ncclSend and ncclRecv over the world's, on the
+   program's stream; NCCL has no tags, so the transfers of one pair of
+   ranks match in the order both issue them (the tag is checked, not used),
+   a receive cannot check the sender's count, and empty ones are skipped on
+   both sides. */
 weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
                                        const int64_t *params, const void *in,
                                        void *out);
