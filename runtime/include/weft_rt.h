@@ -142,6 +142,12 @@ typedef struct weft_rt_byte_buffer {
 ///   mesh <d0> <d1> ...                   (optional: the program is one device
 ///                                        of a mesh of that shape, all dims
 ///                                        >= 1; absent = a single device)
+///   pipeline <world size> <r0> <r1> ...  (optional: the mesh is one stage of
+///                                        a job of <world size> processes;
+///                                        r_p is the world rank of row-major
+///                                        mesh position p, one per device,
+///                                        distinct, < world size; absent =
+///                                        the mesh is ranks 0 .. n-1)
 ///   target cuda <sm_XX> ...              (optional: a GPU program built for
 ///                                        these architectures, run by the
 ///                                        CUDA backend; absent = cpu)
