@@ -14,3 +14,18 @@ add_test(NAME e2e-multi-device
 # starved by other tests could hit weft-run's --timeout.
 set_tests_properties(e2e-multi-device PROPERTIES
   TIMEOUT 600 LABELS "e2e;multi-device" SKIP_RETURN_CODE 77 RUN_SERIAL ON)
+
+# Pipelines: run_pipeline_e2e.py --quick compiles the in-repo mlp,
+# transformer and GPT as 2- and 3-stage pipelines on cpu:2 to cpu:4 (a
+# pairwise-covering set over stages, devices, sharding inside the stages and
+# balanced or user-given cuts with unequal sub-meshes), runs them and checks
+# them against the one-device outputs, with a memory-bound model and
+# self-checks. The full set (about 60 runs, with the shared models) is
+# `run_pipeline_e2e.py --shared ../shared/models`; docs/Pipelines.md.
+add_test(NAME e2e-pipelines
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/run_pipeline_e2e.py
+          --weftc $<TARGET_FILE:weftc> --weft-run $<TARGET_FILE:weft-run>
+          --work ${CMAKE_CURRENT_BINARY_DIR}/pipelines --quick)
+set_tests_properties(e2e-pipelines PROPERTIES
+  TIMEOUT 600 LABELS "e2e;multi-device;pipelines" SKIP_RETURN_CODE 77
+  RUN_SERIAL ON)
