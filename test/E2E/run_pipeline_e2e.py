@@ -56,13 +56,9 @@ COMPILE_TIMEOUT = 300
 RUN_TIMEOUT = 180
 
 IN_REPO = ["mlp", "transformer", "cnn", "gpt"]
-# The shared models: folder name -> input shapes to fix.
-SHARED = {
-    "mlp": {},
-    "bert_tiny": {"input_ids": [1, 128], "attention_mask": [1, 128],
-                  "token_type_ids": [1, 128]},
-    "resnet18": {},
-}
+# The shared models (their input shapes come from meta.json: the first
+# shape of each input, test_data_set_0's).
+SHARED = ["mlp", "bert_tiny", "resnet18"]
 STAGES = [2, 3, 4]
 DEVICES = [2, 3, 4, 5, 6, 8]
 SHARDINGS = ["replicate", "tp", "auto"]
@@ -422,9 +418,12 @@ def main():
     if not isinstance(models, dict):
         return 1
     if args.shared and not args.quick:
-        for folder, shapes in SHARED.items():
+        for folder in SHARED:
             path = os.path.join(args.shared, folder, "model.onnx")
-            if os.path.exists(path):
+            meta = os.path.join(args.shared, folder, "meta.json")
+            if os.path.exists(path) and os.path.exists(meta):
+                shapes = {name: dims[0] for name, dims in
+                          load(meta).get("inputs", {}).items()}
                 models["shared-" + folder] = {
                     "onnx": path, "shapes": shapes,
                     "data": os.path.join(args.shared, folder,
@@ -442,7 +441,12 @@ def main():
     if args.quick:
         factors["devices"] = [2, 3, 4]
         factors["stages"] = [2, 3]
-    rows = pairwise(factors, lambda r: r["stages"] <= r["devices"])
+    allowed = (lambda r: r["stages"] <= r["devices"])
+    rows = pairwise(factors, allowed, seed=1)
+    if not args.quick:
+        # Two covering sets: every pair twice, about 60 runs.
+        rows += [r for r in pairwise(factors, allowed, seed=2)
+                 if r not in rows]
     log("run_pipeline_e2e.py: %d pipeline runs over %d models" %
         (len(rows), len(bases)))
     last_pkg = {}
