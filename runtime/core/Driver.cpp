@@ -64,15 +64,30 @@ private:
       return code;
     }
     // Before the ranks can agree, every rank of a mesh meets the same
-    // failure (the same options, program and launch): rank 0 says it.
-    if (signature.multiRank() && readLaunchInfo().rank > 0)
-      return code;
+    // failure (the same options, program and launch): rank 0 says it. The
+    // stages of a pipeline are launched apart (their own executables and
+    // options), so the first rank of each stage speaks for its stage.
+    std::string prefix = exeName;
+    if (signature.multiRank()) {
+      LaunchInfo launch = readLaunchInfo();
+      if (signature.pipeline()) {
+        const std::vector<int32_t> &ranks = signature.meshWorldRanks;
+        if (launch.rank >= 0 &&
+            launch.rank != *std::min_element(ranks.begin(), ranks.end()))
+          return code;
+        if (launch.rank >= 0)
+          prefix += " " + formatRanks({static_cast<int>(launch.rank)},
+                                      static_cast<int>(signature.worldSize));
+      } else if (launch.rank > 0) {
+        return code;
+      }
+    }
     size_t start = 0;
     while (start < message.size()) {
       size_t end = message.find('\n', start);
       if (end == std::string::npos)
         end = message.size();
-      std::fprintf(stderr, "%s: %s\n", exeName.c_str(),
+      std::fprintf(stderr, "%s: %s\n", prefix.c_str(),
                    message.substr(start, end - start).c_str());
       start = end + 1;
     }
