@@ -70,15 +70,23 @@ private:
     std::string prefix = exeName;
     if (signature.multiRank()) {
       LaunchInfo launch = readLaunchInfo();
+      bool silent = false;
       if (signature.pipeline()) {
         const std::vector<int32_t> &ranks = signature.meshWorldRanks;
-        if (launch.rank >= 0 &&
-            launch.rank != *std::min_element(ranks.begin(), ranks.end()))
-          return code;
+        silent = launch.rank >= 0 &&
+                 launch.rank != *std::min_element(ranks.begin(), ranks.end());
         if (launch.rank >= 0)
           prefix += " " + formatRanks({static_cast<int>(launch.rank)},
                                       static_cast<int>(signature.worldSize));
-      } else if (launch.rank > 0) {
+      } else {
+        silent = launch.rank > 0;
+      }
+      if (silent) {
+        // mpirun kills every rank once the first one exits with an error:
+        // a silent rank that left at once could take the speaking rank
+        // down before its message is out.
+        if (code != kExitOk)
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
         return code;
       }
     }
