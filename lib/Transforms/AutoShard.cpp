@@ -17,6 +17,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringSwitch.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InterleavedRange.h"
@@ -64,28 +65,50 @@ static std::string onnxName(Location loc) {
   return named ? named.getName().str() : std::string();
 }
 
-/// Gives each constant without an ONNX name one from where it is used,
+/// The name a constant without an ONNX name goes by, from where it is used:
 /// "<node>/in<k>" for input k of the first node (in program order) it
-/// feeds: folding made it, and MLIR's folder sets the location of the
+/// feeds; "" when that node has no name either or nothing uses it. Folding
+/// made such a constant, and MLIR's folder sets the location of the
 /// constants it hoists or merges to unknown, while plan.json and --report
 /// name every op.
+static std::string usedAsName(ConstantOp op) {
+  OpOperand *first = nullptr;
+  for (OpOperand &use : op->getUses())
+    if (!first || use.getOwner()->isBeforeInBlock(first->getOwner()) ||
+        (use.getOwner() == first->getOwner() &&
+         use.getOperandNumber() < first->getOperandNumber()))
+      first = &use;
+  if (!first)
+    return std::string();
+  std::string user = onnxName(first->getOwner()->getLoc());
+  if (user.empty())
+    return std::string();
+  return user + "/in" + std::to_string(first->getOperandNumber());
+}
+
+/// Gives each constant without an ONNX name the one usedAsName finds.
 static void nameUnnamedConstants(func::FuncOp func) {
   func.walk([&](ConstantOp op) {
-    if (op->use_empty() || !onnxName(op.getLoc()).empty())
+    if (!onnxName(op.getLoc()).empty())
       return;
-    OpOperand *first = nullptr;
-    for (OpOperand &use : op->getUses())
-      if (!first || use.getOwner()->isBeforeInBlock(first->getOwner()) ||
-          (use.getOwner() == first->getOwner() &&
-           use.getOperandNumber() < first->getOperandNumber()))
-        first = &use;
-    std::string user = onnxName(first->getOwner()->getLoc());
-    if (user.empty())
+    std::string name = usedAsName(op);
+    if (name.empty())
       return;
-    std::string name = user + "/in" + std::to_string(first->getOperandNumber());
     op->setLoc(
         NameLoc::get(StringAttr::get(op.getContext(), name), op.getLoc()));
   });
+}
+
+/// The name a graph node of `op` goes by: the one autoShard gives it after
+/// nameUnnamedConstants, found without renaming anything.
+static std::string plannedName(Operation *op) {
+  std::string name = onnxName(op->getLoc());
+  if (name.empty())
+    if (auto constant = dyn_cast<ConstantOp>(op))
+      name = usedAsName(constant);
+  if (name.empty())
+    name = op->getName().getStringRef().str();
+  return name;
 }
 
 static plan::DType dtypeOf(Type type) {
@@ -120,11 +143,10 @@ static double bytesOf(ArrayRef<int64_t> shape, int64_t elementSize) {
   return n;
 }
 
-namespace {
-/// An op (or a function argument, or the return) as a node of the graph.
-struct PlannedNode {
-  Operation *op = nullptr; // null for arguments
-  Value argument;          // for arguments
+/// An op or an input as a node of the graph.
+struct mlir::weft::PlannedNode {
+  Operation *op = nullptr; // null for inputs
+  Value input;             // for inputs
   std::optional<LoopSpace> space;
   std::vector<LoopAxes> strategies;
   /// For weft.shard: the one sharding allowed.
@@ -136,7 +158,7 @@ struct PlannedNode {
       return *fixed;
     if (space)
       return resultSharding(*space, index, strategies[strategy]);
-    Value v = op ? op->getResult(index) : argument;
+    Value v = op ? op->getResult(index) : input;
     return TensorSharding::replicated(
         cast<RankedTensorType>(v.getType()).getRank());
   }
@@ -157,48 +179,65 @@ struct PlannedNode {
   }
 };
 
-/// Builds and prices the strategy graph.
-class GraphBuilder {
-public:
-  GraphBuilder(func::FuncOp func, const AutoShardOptions &options,
-               const plan::Mesh &mesh)
-      : func(func), options(options), mesh(mesh), costs(options.cluster, mesh) {
-  }
+namespace {
+/// Resharding a value from one sharding to another: its time, and whether it
+/// needs a collective (rather than local slices only).
+struct ReshardPrice {
+  double seconds = 0;
+  bool communicates = false;
+};
 
-  plan::StrategyGraph build();
-  void annotate(const plan::Solution &solution, ModuleOp module);
+/// A node as every graph that holds it has it.
+struct PricedNode {
+  PlannedNode planned;
+  plan::StrategyGraph::Node node;
+};
 
-private:
-  void addNode(PlannedNode node, plan::StrategyGraph::Node graphNode);
-  /// Resharding `value` from `from` to `to`: its time, and whether it needs
-  /// a collective (rather than local slices only).
-  struct ReshardPrice {
-    double seconds = 0;
-    bool communicates = false;
-  };
+/// Edge costs [strategy of from][strategy of to]; nullopt when every pair is
+/// free, so that the graph has no edge.
+using EdgeCost = std::optional<std::vector<std::vector<double>>>;
+} // namespace
+
+struct StrategyGraphBuilder::Impl {
+  Impl(const plan::Cluster &cluster, const plan::Mesh &mesh, ShardingMode mode,
+       Objective objective)
+      : meshShape(mesh.shape), meshSize(mesh.size()), mode(mode),
+        objective(objective), costs(cluster, mesh) {}
+
   ReshardPrice reshardPrice(Value value, const TensorSharding &from,
                             const TensorSharding &to);
-  plan::StrategyGraph::Node priceOp(PlannedNode &node);
   bool allowed(const PlannedNode &node, const LoopAxes &strategy) const;
+  plan::StrategyGraph::Node priceOp(PlannedNode &node);
+  const PricedNode &pricedOp(Operation *op);
+  const PricedNode &pricedInput(Value input);
+  /// The edge carrying `value` from `source` to a node of `toStrategies`
+  /// strategies needing need(t); `free` prices every allowed pair at 0.
+  EdgeCost
+  edgeCost(const PlannedNode &source, Value value,
+           llvm::function_ref<std::optional<TensorSharding>(unsigned)> need,
+           unsigned toStrategies, bool free);
 
-  func::FuncOp func;
-  const AutoShardOptions &options;
-  const plan::Mesh &mesh;
+  std::vector<int64_t> meshShape;
+  int64_t meshSize;
+  ShardingMode mode;
+  Objective objective;
   plan::CostModel costs;
 
-  std::vector<PlannedNode> nodes;
-  plan::StrategyGraph graph;
-  /// Which node produces a value.
-  llvm::DenseMap<Value, int> producer;
+  llvm::DenseMap<Operation *, std::unique_ptr<PricedNode>> ops;
+  llvm::DenseMap<Value, std::unique_ptr<PricedNode>> inputs;
+  /// Edges into operand k of an op, by (op, k, whether the value comes from
+  /// an input of the scope rather than its producer op).
+  std::map<std::tuple<Operation *, unsigned, bool>, EdgeCost> operandEdges;
+  /// Edges from a value to the outputs, by (value, from an input).
+  std::map<std::pair<const void *, bool>, EdgeCost> outputEdges;
   /// Resharding prices by (value type, from, to).
   std::map<std::tuple<const void *, std::string, std::string>, ReshardPrice>
       reshardCache;
+  Stats stats;
 };
-} // namespace
 
-GraphBuilder::ReshardPrice
-GraphBuilder::reshardPrice(Value value, const TensorSharding &from,
-                           const TensorSharding &to) {
+ReshardPrice StrategyGraphBuilder::Impl::reshardPrice(
+    Value value, const TensorSharding &from, const TensorSharding &to) {
   if (from == to)
     return {};
   auto key = std::make_tuple(value.getType().getAsOpaquePointer(), from.str(),
@@ -211,7 +250,7 @@ GraphBuilder::reshardPrice(Value value, const TensorSharding &from,
   double seconds = 0;
   bool communicates = false;
   std::optional<std::vector<plan::ReshardStep>> steps =
-      plan::planReshard(shape, from, to, mesh.shape);
+      plan::planReshard(shape, from, to, meshShape);
   if (!steps) {
     seconds = kInfinity;
     communicates = true;
@@ -219,9 +258,9 @@ GraphBuilder::reshardPrice(Value value, const TensorSharding &from,
     TensorSharding before = from;
     for (const plan::ReshardStep &step : *steps) {
       double bytesBefore = bytesOf(
-          plan::largestLocalShape(shape, before, mesh.shape), elementSize);
+          plan::largestLocalShape(shape, before, meshShape), elementSize);
       double bytesAfter = bytesOf(
-          plan::largestLocalShape(shape, step.after, mesh.shape), elementSize);
+          plan::largestLocalShape(shape, step.after, meshShape), elementSize);
       communicates |= step.kind != plan::ReshardKind::LocalSlice;
       switch (step.kind) {
       case plan::ReshardKind::AllReduce:
@@ -264,11 +303,11 @@ TensorSharding mlir::weft::toTensorSharding(ShardingAttr attr) {
 }
 
 /// Mode constraints on one strategy.
-bool GraphBuilder::allowed(const PlannedNode &node,
-                           const LoopAxes &strategy) const {
-  int64_t usedDevices = parallelism(strategy, mesh.shape);
+bool StrategyGraphBuilder::Impl::allowed(const PlannedNode &node,
+                                         const LoopAxes &strategy) const {
+  int64_t usedDevices = parallelism(strategy, meshShape);
   bool isWeight = isa_and_present<WeightOp>(node.op);
-  switch (options.mode) {
+  switch (mode) {
   case ShardingMode::Auto:
     return true;
   case ShardingMode::Replicate:
@@ -276,7 +315,7 @@ bool GraphBuilder::allowed(const PlannedNode &node,
   case ShardingMode::TensorParallel:
     if (isWeight &&
         cast<RankedTensorType>(node.op->getResult(0).getType()).getRank() >= 2)
-      return usedDevices == mesh.size();
+      return usedDevices == meshSize;
     return true;
   case ShardingMode::DataParallel:
     if (isWeight)
@@ -292,12 +331,11 @@ bool GraphBuilder::allowed(const PlannedNode &node,
   return true;
 }
 
-plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
+plan::StrategyGraph::Node
+StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
   plan::StrategyGraph::Node out;
   Operation *op = node.op;
-  out.name = onnxName(op->getLoc());
-  if (out.name.empty())
-    out.name = op->getName().getStringRef().str();
+  out.name = plannedName(op);
   out.memoryAlwaysLive = isa<WeightOp, ConstantOp>(op);
   if (auto shard = dyn_cast<ShardOp>(op)) {
     node.fixed = toTensorSharding(shard.getSharding());
@@ -305,7 +343,7 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
     node.space = getLoopSpace(op);
   }
   if (node.space) {
-    std::vector<LoopAxes> all = enumerateStrategies(*node.space, mesh.shape);
+    std::vector<LoopAxes> all = enumerateStrategies(*node.space, meshShape);
     // A weight the user pinned (weft.shard on it, from --sharding-file) is
     // stored as pinned, whatever the whole-plan mode says: the pin is the
     // more specific request, and storing it whole and slicing locally would
@@ -320,10 +358,10 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
                  : allowed(node, s))
         node.strategies.push_back(std::move(s));
     // Data parallel asks every op to use the whole mesh where it can.
-    if (options.mode == ShardingMode::DataParallel && !isa<WeightOp>(op)) {
+    if (mode == ShardingMode::DataParallel && !isa<WeightOp>(op)) {
       std::vector<LoopAxes> whole;
       for (const LoopAxes &s : node.strategies)
-        if (parallelism(s, mesh.shape) == mesh.size())
+        if (parallelism(s, meshShape) == meshSize)
           whole.push_back(s);
       if (!whole.empty())
         node.strategies = std::move(whole);
@@ -337,10 +375,9 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
     double localBytes = 0, resultBytes = 0;
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       auto type = cast<RankedTensorType>(result.getType());
-      double bytes =
-          bytesOf(plan::largestLocalShape(type.getShape(), node.result(s, i),
-                                          mesh.shape),
-                  elementBytes(type));
+      double bytes = bytesOf(plan::largestLocalShape(
+                                 type.getShape(), node.result(s, i), meshShape),
+                             elementBytes(type));
       resultBytes += bytes;
     }
     localBytes += resultBytes;
@@ -350,13 +387,13 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
         continue;
       auto type = cast<RankedTensorType>(op->getOperand(i).getType());
       localBytes += bytesOf(
-          plan::largestLocalShape(type.getShape(), *sharding, mesh.shape),
+          plan::largestLocalShape(type.getShape(), *sharding, meshShape),
           elementBytes(type));
     }
     double work = 0;
     if (node.space)
       work = node.space->flops /
-             static_cast<double>(parallelism(node.strategies[s], mesh.shape));
+             static_cast<double>(parallelism(node.strategies[s], meshShape));
     double seconds = isa<WeightOp, ConstantOp, ShardOp>(op)
                          ? 0
                          : costs.computeSeconds(work, localBytes, dtype);
@@ -369,47 +406,136 @@ plan::StrategyGraph::Node GraphBuilder::priceOp(PlannedNode &node) {
   return out;
 }
 
-void GraphBuilder::addNode(PlannedNode node,
-                           plan::StrategyGraph::Node graphNode) {
-  int index = nodes.size();
-  if (node.op)
-    for (Value result : node.op->getResults())
-      producer[result] = index;
-  else
-    producer[node.argument] = index;
-  nodes.push_back(std::move(node));
-  graph.nodes.push_back(std::move(graphNode));
+const PricedNode &StrategyGraphBuilder::Impl::pricedOp(Operation *op) {
+  std::unique_ptr<PricedNode> &slot = ops[op];
+  if (slot) {
+    ++stats.opsReused;
+    return *slot;
+  }
+  ++stats.opsPriced;
+  slot = std::make_unique<PricedNode>();
+  slot->planned.op = op;
+  slot->node = priceOp(slot->planned);
+  return *slot;
 }
 
-plan::StrategyGraph GraphBuilder::build() {
-  Block &body = func.getBody().front();
-  // Arguments: every device receives the whole input.
-  for (BlockArgument arg : body.getArguments()) {
-    PlannedNode node;
-    node.argument = arg;
-    auto type = cast<RankedTensorType>(arg.getType());
-    plan::StrategyGraph::Node g;
+/// Every device receives an input whole.
+const PricedNode &StrategyGraphBuilder::Impl::pricedInput(Value input) {
+  std::unique_ptr<PricedNode> &slot = inputs[input];
+  if (slot)
+    return *slot;
+  slot = std::make_unique<PricedNode>();
+  slot->planned.input = input;
+  plan::StrategyGraph::Node &g = slot->node;
+  if (auto arg = dyn_cast<BlockArgument>(input)) {
     g.name = "input " + std::to_string(arg.getArgNumber());
-    if (auto name =
-            func.getArgAttrOfType<StringAttr>(arg.getArgNumber(), "weft.name"))
-      g.name = "input " + name.str();
-    g.strategyNames = {"replicated"};
-    g.cost = {0};
-    g.memoryBytes = {bytesOf(type.getShape(), elementBytes(type))};
-    g.memoryAlwaysLive = true;
-    addNode(std::move(node), std::move(g));
+    if (auto func = dyn_cast<func::FuncOp>(arg.getOwner()->getParentOp()))
+      if (auto name = func.getArgAttrOfType<StringAttr>(arg.getArgNumber(),
+                                                        "weft.name"))
+        g.name = "input " + name.str();
+  } else {
+    auto result = cast<OpResult>(input);
+    g.name = "input " + plannedName(result.getOwner());
+    if (result.getOwner()->getNumResults() > 1)
+      g.name += "#" + std::to_string(result.getResultNumber());
   }
-  // Ops, in program order.
-  llvm::DenseMap<Operation *, int> position;
-  for (Operation &op : body.without_terminator()) {
-    position[&op] = position.size();
-    PlannedNode node;
-    node.op = &op;
-    plan::StrategyGraph::Node g = priceOp(node);
-    addNode(std::move(node), std::move(g));
+  auto type = cast<RankedTensorType>(input.getType());
+  g.strategyNames = {"replicated"};
+  g.cost = {0};
+  g.memoryBytes = {bytesOf(type.getShape(), elementBytes(type))};
+  g.memoryAlwaysLive = true;
+  return *slot;
+}
+
+EdgeCost StrategyGraphBuilder::Impl::edgeCost(
+    const PlannedNode &source, Value value,
+    llvm::function_ref<std::optional<TensorSharding>(unsigned)> need,
+    unsigned toStrategies, bool free) {
+  ++stats.edgesPriced;
+  unsigned resultIndex =
+      source.op ? cast<OpResult>(value).getResultNumber() : 0;
+  // A weight is stored in a sharding that its consumers read without
+  // communicating (or slice locally). Gathering it at the use, as ZeRO
+  // does, would save memory only if the gathered copy were priced at the
+  // point of use, which the live sets (one size per node strategy) cannot
+  // express; so it is not a choice. Unless the weight cannot be stored
+  // whole (tp, a pinned weight): then a consumer that cannot take it
+  // split gathers it (and the memory count after the solve sees that).
+  bool storedWhole = false;
+  if (source.op && isa<WeightOp, ConstantOp>(source.op))
+    for (unsigned s = 0; s < source.numStrategies(); ++s)
+      storedWhole |= source.result(s, resultIndex).isReplicated();
+  // Distinct shardings first: many strategies share them.
+  std::vector<TensorSharding> needs;
+  for (unsigned t = 0; t < toStrategies; ++t)
+    needs.push_back(*need(t));
+  std::vector<std::vector<double>> cost;
+  bool anyCost = false;
+  for (unsigned s = 0; s < source.numStrategies(); ++s) {
+    TensorSharding have = source.result(s, resultIndex);
+    std::vector<double> row;
+    for (unsigned t = 0; t < toStrategies; ++t) {
+      ReshardPrice price = reshardPrice(value, have, needs[t]);
+      double seconds =
+          storedWhole && price.communicates ? kInfinity : price.seconds;
+      if (free && seconds != kInfinity)
+        seconds = 0;
+      anyCost |= seconds != 0;
+      row.push_back(seconds);
+    }
+    cost.push_back(std::move(row));
   }
-  // The results must end whole on every device.
-  Operation *terminator = body.getTerminator();
+  if (!anyCost)
+    return std::nullopt;
+  return cost;
+}
+
+PlanScope mlir::weft::wholeFunctionScope(func::FuncOp func) {
+  PlanScope scope;
+  Block &body = func.getBody().front();
+  for (BlockArgument arg : body.getArguments())
+    scope.inputs.push_back(arg);
+  for (Operation &op : body.without_terminator())
+    scope.ops.push_back(&op);
+  for (Value result : body.getTerminator()->getOperands())
+    scope.outputs.push_back(result);
+  return scope;
+}
+
+StrategyGraphBuilder::StrategyGraphBuilder(const plan::Cluster &cluster,
+                                           const plan::Mesh &mesh,
+                                           ShardingMode mode,
+                                           Objective objective)
+    : impl(std::make_unique<Impl>(cluster, mesh, mode, objective)) {}
+
+StrategyGraphBuilder::~StrategyGraphBuilder() = default;
+
+const StrategyGraphBuilder::Stats &StrategyGraphBuilder::stats() const {
+  return impl->stats;
+}
+
+ScopeGraph StrategyGraphBuilder::build(const PlanScope &scope) {
+  Impl &s = *impl;
+  ScopeGraph out;
+  plan::StrategyGraph &graph = out.graph;
+  /// Which node produces a value.
+  llvm::DenseMap<Value, int> producer;
+  auto addNode = [&](const PricedNode &priced) {
+    int index = graph.nodes.size();
+    if (priced.planned.op)
+      for (Value result : priced.planned.op->getResults())
+        producer[result] = index;
+    else
+      producer[priced.planned.input] = index;
+    out.planned.push_back(&priced.planned);
+    graph.nodes.push_back(priced.node);
+  };
+  for (Value input : scope.inputs)
+    addNode(s.pricedInput(input));
+  out.firstOpNode = graph.nodes.size();
+  for (Operation *op : scope.ops)
+    addNode(s.pricedOp(op));
+  // The outputs must end whole on every device.
   int outputNode = graph.nodes.size();
   {
     plan::StrategyGraph::Node g;
@@ -421,95 +547,74 @@ plan::StrategyGraph GraphBuilder::build() {
   }
 
   // Edges: producer's result sharding against the consumer's need.
-  auto addEdge =
-      [&](Value value, int to,
-          llvm::function_ref<std::optional<TensorSharding>(unsigned)> need,
-          unsigned toStrategies, bool free) {
-        auto it = producer.find(value);
-        if (it == producer.end())
-          return;
-        int from = it->second;
-        const PlannedNode &source = nodes[from];
-        unsigned resultIndex =
-            source.op ? cast<OpResult>(value).getResultNumber() : 0;
-        plan::StrategyGraph::Edge edge;
-        edge.from = from;
-        edge.to = to;
-        bool anyCost = false;
-        // A weight is stored in a sharding that its consumers read without
-        // communicating (or slice locally). Gathering it at the use, as ZeRO
-        // does, would save memory only if the gathered copy were priced at the
-        // point of use, which the live sets (one size per node strategy) cannot
-        // express; so it is not a choice. Unless the weight cannot be stored
-        // whole (tp, a pinned weight): then a consumer that cannot take it
-        // split gathers it (and the memory count after the solve sees that).
-        bool storedWhole = false;
-        if (source.op && isa<WeightOp, ConstantOp>(source.op))
-          for (unsigned s = 0; s < source.numStrategies(); ++s)
-            storedWhole |= source.result(s, resultIndex).isReplicated();
-        // Distinct shardings first: many strategies share them.
-        std::vector<TensorSharding> needs;
-        for (unsigned t = 0; t < toStrategies; ++t)
-          needs.push_back(*need(t));
-        for (unsigned s = 0; s < source.numStrategies(); ++s) {
-          TensorSharding have = source.result(s, resultIndex);
-          std::vector<double> row;
-          for (unsigned t = 0; t < toStrategies; ++t) {
-            ReshardPrice price = reshardPrice(value, have, needs[t]);
-            double seconds =
-                storedWhole && price.communicates ? kInfinity : price.seconds;
-            if (free && seconds != kInfinity)
-              seconds = 0;
-            anyCost |= seconds != 0;
-            row.push_back(seconds);
-          }
-          edge.cost.push_back(std::move(row));
-        }
-        if (anyCost)
-          graph.edges.push_back(std::move(edge));
-      };
-  for (auto [index, node] : llvm::enumerate(nodes)) {
-    if (!node.op)
-      continue;
-    for (unsigned i = 0; i < node.op->getNumOperands(); ++i) {
-      if (!node.operand(0, i))
+  auto addEdge = [&](EdgeCost &cached, bool known, int from, int to,
+                     llvm::function_ref<EdgeCost()> price) {
+    if (known)
+      ++s.stats.edgesReused;
+    else
+      cached = price();
+    if (cached)
+      graph.edges.push_back({from, to, *cached});
+  };
+  for (int index = out.firstOpNode; index < outputNode; ++index) {
+    const PlannedNode &consumer = *out.planned[index];
+    Operation *op = consumer.op;
+    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
+      if (!consumer.operand(0, i))
         continue;
-      const PlannedNode &consumer = node;
-      addEdge(
-          node.op->getOperand(i), index,
-          [&](unsigned t) { return consumer.operand(t, i); },
-          node.numStrategies(), /*free=*/false);
+      Value value = op->getOperand(i);
+      auto it = producer.find(value);
+      if (it == producer.end())
+        continue;
+      int from = it->second;
+      bool fromInput = from < out.firstOpNode;
+      auto [slot, fresh] =
+          s.operandEdges.try_emplace({op, i, fromInput}, std::nullopt);
+      addEdge(slot->second, !fresh, from, index, [&] {
+        return s.edgeCost(
+            *out.planned[from], value,
+            [&](unsigned t) { return consumer.operand(t, i); },
+            consumer.numStrategies(), /*free=*/false);
+      });
     }
   }
-  for (Value result : terminator->getOperands()) {
+  for (Value result : scope.outputs) {
+    auto it = producer.find(result);
+    if (it == producer.end())
+      continue;
+    int from = it->second;
+    bool fromInput = from < out.firstOpNode;
     unsigned rank = cast<RankedTensorType>(result.getType()).getRank();
-    addEdge(
-        result, outputNode,
-        [&](unsigned) { return TensorSharding::replicated(rank); }, 1,
-        /*free=*/options.objective == Objective::Throughput);
+    auto [slot, fresh] = s.outputEdges.try_emplace(
+        {result.getAsOpaquePointer(), fromInput}, std::nullopt);
+    addEdge(slot->second, !fresh, from, outputNode, [&] {
+      return s.edgeCost(
+          *out.planned[from], result,
+          [&](unsigned) { return TensorSharding::replicated(rank); }, 1,
+          /*free=*/s.objective == Objective::Throughput);
+    });
   }
 
   // Memory: what is live at each op (weights and inputs always are).
+  int numOps = scope.ops.size();
   llvm::DenseMap<Value, int> lastUse;
-  for (Operation &op : body) {
-    for (Value operand : op.getOperands())
-      lastUse[operand] = position.lookup(&op);
-  }
-  int numOps = position.size();
+  for (auto [at, op] : llvm::enumerate(scope.ops))
+    for (Value operand : op->getOperands())
+      lastUse[operand] = at;
+  llvm::DenseSet<Value> leaving(scope.outputs.begin(), scope.outputs.end());
   std::vector<std::vector<int>> starts(numOps + 1), ends(numOps + 1);
-  for (auto [index, node] : llvm::enumerate(nodes)) {
-    if (!node.op || graph.nodes[index].memoryAlwaysLive)
+  for (int index = out.firstOpNode; index < outputNode; ++index) {
+    if (graph.nodes[index].memoryAlwaysLive)
       continue;
-    int def = position.lookup(node.op);
+    int def = index - out.firstOpNode;
     int last = def;
-    for (Value result : node.op->getResults()) {
+    for (Value result : out.planned[index]->op->getResults()) {
       auto it = lastUse.find(result);
       if (it != lastUse.end())
         last = std::max(last, it->second);
-      // Returned values live to the end.
-      for (OpOperand &use : result.getUses())
-        if (use.getOwner() == terminator)
-          last = numOps;
+      // Outputs live to the end.
+      if (leaving.contains(result))
+        last = numOps;
     }
     starts[def].push_back(index);
     ends[std::min(last, numOps)].push_back(index);
@@ -532,8 +637,30 @@ plan::StrategyGraph GraphBuilder::build() {
   }
   if (grew && !live.empty())
     graph.liveSets.push_back(live);
-  graph.memoryBudgetBytes = costs.deviceMemoryBytes();
-  return graph;
+  graph.memoryBudgetBytes = s.costs.deviceMemoryBytes();
+  return out;
+}
+
+std::vector<OpSharding> ScopeGraph::read(ArrayRef<int> choice) const {
+  // The op's time and what its operands cost to bring into shape.
+  std::vector<double> seconds(graph.nodes.size());
+  for (auto [index, node] : llvm::enumerate(graph.nodes))
+    seconds[index] = node.cost[choice[index]];
+  for (const plan::StrategyGraph::Edge &edge : graph.edges)
+    seconds[edge.to] += edge.cost[choice[edge.from]][choice[edge.to]];
+  std::vector<OpSharding> shardings;
+  for (int index = firstOpNode, end = planned.size(); index < end; ++index) {
+    const PlannedNode &node = *planned[index];
+    int strategy = choice[index];
+    OpSharding &sharding = shardings.emplace_back();
+    sharding.op = node.op;
+    for (unsigned i = 0; i < node.op->getNumResults(); ++i)
+      sharding.results.push_back(node.result(strategy, i));
+    for (unsigned i = 0; i < node.op->getNumOperands(); ++i)
+      sharding.operands.push_back(node.operand(strategy, i));
+    sharding.seconds = seconds[index];
+  }
+  return shardings;
 }
 
 ShardingAttr mlir::weft::toShardingAttr(FlatSymbolRefAttr mesh,
@@ -545,40 +672,70 @@ ShardingAttr mlir::weft::toShardingAttr(FlatSymbolRefAttr mesh,
   return ShardingAttr::get(mesh, dims, partial);
 }
 
-void GraphBuilder::annotate(const plan::Solution &solution, ModuleOp module) {
-  MLIRContext *context = module.getContext();
-  Builder b(context);
-  auto meshRef = FlatSymbolRefAttr::get(context, options.meshSymbol);
-  auto toAttr = [&](MLIRContext *, const TensorSharding &s) {
-    return toShardingAttr(meshRef, s);
-  };
-  for (auto [index, node] : llvm::enumerate(nodes)) {
-    int choice = solution.choice[index];
-    if (!node.op) {
-      func.setArgAttr(cast<BlockArgument>(node.argument).getArgNumber(),
-                      kShardingAttr, toAttr(context, node.result(choice, 0)));
-      continue;
-    }
-    Operation *op = node.op;
-    SmallVector<Attribute> results, operands;
-    for (unsigned i = 0; i < op->getNumResults(); ++i)
-      results.push_back(toAttr(context, node.result(choice, i)));
-    for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      std::optional<TensorSharding> need = node.operand(choice, i);
-      if (need)
-        operands.push_back(toAttr(context, *need));
+void mlir::weft::writeOpSharding(Operation *op, const OpSharding &sharding,
+                                 FlatSymbolRefAttr mesh) {
+  Builder b(op->getContext());
+  SmallVector<Attribute> results, operands;
+  for (const TensorSharding &result : sharding.results)
+    results.push_back(toShardingAttr(mesh, result));
+  for (const std::optional<TensorSharding> &need : sharding.operands)
+    operands.push_back(need ? Attribute(toShardingAttr(mesh, *need))
+                            : Attribute(b.getUnitAttr()));
+  op->setAttr(kShardingAttr, b.getArrayAttr(results));
+  op->setAttr(kOperandShardingAttr, b.getArrayAttr(operands));
+  op->setAttr(kPredictedSecondsAttr, b.getF64FloatAttr(sharding.seconds));
+}
+
+/// Writes the plan `choice` of `graph` (built over wholeFunctionScope) on
+/// `func`: its arguments arrive whole.
+static void annotate(func::FuncOp func, const ScopeGraph &graph,
+                     ArrayRef<int> choice, FlatSymbolRefAttr mesh) {
+  for (BlockArgument arg : func.getArguments())
+    func.setArgAttr(
+        arg.getArgNumber(), kShardingAttr,
+        toShardingAttr(mesh, TensorSharding::replicated(
+                                 cast<RankedTensorType>(arg.getType())
+                                     .getRank())));
+  for (const OpSharding &sharding : graph.read(choice))
+    writeOpSharding(sharding.op, sharding, mesh);
+}
+
+llvm::Error mlir::weft::fitPlanToBudget(
+    const plan::StrategyGraph &graph, const plan::SolveOptions &options,
+    llvm::function_ref<ShardedMemory(ArrayRef<int>)> countMemory,
+    plan::Solution &solution, ShardedMemory &memory, int &tightenings) {
+  double budget = graph.memoryBudgetBytes;
+  tightenings = 0;
+  memory = countMemory(solution.choice);
+  std::optional<plan::StrategyGraph> tightened;
+  while (memory.peakBytes > budget) {
+    std::optional<plan::Solution> tighter;
+    if (tightenings < kMaxBudgetTightenings) {
+      if (!tightened)
+        tightened = graph;
+      tightened->memoryBudgetBytes -= memory.peakBytes - budget;
+      llvm::Expected<plan::Solution> solved =
+          plan::solveILP(*tightened, options);
+      if (solved)
+        tighter = std::move(*solved);
       else
-        operands.push_back(b.getUnitAttr());
+        llvm::consumeError(solved.takeError());
     }
-    op->setAttr(kShardingAttr, b.getArrayAttr(results));
-    op->setAttr(kOperandShardingAttr, b.getArrayAttr(operands));
-    // The op's time and what its operands cost to bring into shape.
-    double seconds = graph.nodes[index].cost[choice];
-    for (const plan::StrategyGraph::Edge &edge : graph.edges)
-      if (edge.to == static_cast<int>(index))
-        seconds += edge.cost[solution.choice[edge.from]][choice];
-    op->setAttr(kPredictedSecondsAttr, b.getF64FloatAttr(seconds));
+    if (!tighter) // No tighter plan: report what the last one needs.
+      return llvm::createStringError(
+          llvm::inconvertibleErrorCode(),
+          llvm::formatv("memory budget too small: the best plan found needs "
+                        "{0} ({1:F0} bytes) per device, {2} of it buffers for "
+                        "resharding; the budget is {3} ({4:F0} bytes)",
+                        plan::formatBytes(memory.peakBytes), memory.peakBytes,
+                        plan::formatBytes(memory.reshardBytesAtPeak),
+                        plan::formatBytes(budget), budget)
+              .str());
+    solution = std::move(*tighter);
+    memory = countMemory(solution.choice);
+    ++tightenings;
   }
+  return llvm::Error::success();
 }
 
 LogicalResult mlir::weft::autoShard(ModuleOp module,
@@ -594,8 +751,10 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
   nameUnnamedConstants(func);
 
   auto start = std::chrono::steady_clock::now();
-  GraphBuilder builder(func, options, mesh);
-  plan::StrategyGraph graph = builder.build();
+  StrategyGraphBuilder builder(options.cluster, mesh, options.mode,
+                               options.objective);
+  ScopeGraph scoped = builder.build(wholeFunctionScope(func));
+  const plan::StrategyGraph &graph = scoped.graph;
   report.graphNodes = graph.nodes.size();
   report.graphEdges = graph.edges.size();
   report.liveSets = graph.liveSets.size();
@@ -629,37 +788,22 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
                  options.meshWorldRanks.empty()
                      ? DenseI64ArrayAttr()
                      : b.getDenseI64ArrayAttr(options.meshWorldRanks));
-  builder.annotate(*solution, module);
+  auto meshRef = FlatSymbolRefAttr::get(module.getContext(), options.meshSymbol);
 
-  // The ILP prices each op's results, not the buffers resharding adds
-  // (they depend on two ops' choices): count the whole plan, and while it
-  // is over budget, solve again with the ILP's budget lowered by the excess.
-  double budget = graph.memoryBudgetBytes;
-  ShardedMemory memory = countShardedMemory(func, mesh.shape);
-  while (memory.peakBytes > budget) {
-    std::optional<plan::Solution> tighter;
-    if (report.budgetTightenings < kMaxBudgetTightenings) {
-      graph.memoryBudgetBytes -= memory.peakBytes - budget;
-      llvm::Expected<plan::Solution> solved =
-          plan::solveILP(graph, options.solve);
-      if (solved)
-        tighter = std::move(*solved);
-      else
-        llvm::consumeError(solved.takeError());
-    }
-    if (!tighter) // No tighter plan: report what the last one needs.
-      return planError() << llvm::formatv(
-                 "memory budget too small: the best plan found needs {0} "
-                 "({1:F0} bytes) per device, {2} of it buffers for "
-                 "resharding; the budget is {3} ({4:F0} bytes)",
-                 plan::formatBytes(memory.peakBytes), memory.peakBytes,
-                 plan::formatBytes(memory.reshardBytesAtPeak),
-                 plan::formatBytes(budget), budget);
-    *solution = std::move(*tighter);
-    builder.annotate(*solution, module);
-    memory = countShardedMemory(func, mesh.shape);
-    ++report.budgetTightenings;
-  }
+  // The memory count reads the annotations, so each plan tried is written
+  // before it is counted; a failed fit leaves the last one written.
+  ShardedMemory memory;
+  int tightenings = 0;
+  llvm::Error fit = fitPlanToBudget(
+      graph, options.solve,
+      [&](ArrayRef<int> choice) {
+        annotate(func, scoped, choice, meshRef);
+        return countShardedMemory(func, mesh.shape);
+      },
+      *solution, memory, tightenings);
+  report.budgetTightenings += tightenings;
+  if (fit)
+    return planError() << llvm::toString(std::move(fit));
   report.solution = *solution;
   report.memory = memory;
   return success();

@@ -17,8 +17,12 @@
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 
+#include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 namespace mlir::weft {
 
@@ -115,6 +119,112 @@ ShardingAttr toShardingAttr(FlatSymbolRefAttr mesh,
 std::optional<ShardingMode> parseShardingMode(llvm::StringRef text);
 /// The --sharding value of `mode` ("auto", "dp", "tp", "replicate").
 llvm::StringRef shardingModeName(ShardingMode mode);
+
+
+//===----------------------------------------------------------------------===//
+// Strategy graphs of part of a function
+//===----------------------------------------------------------------------===//
+//
+// autoShard plans a whole function; the stage planner prices ranges of one
+// on sub-meshes (weft/Transforms/StagePricing.h). Both build their graphs
+// with StrategyGraphBuilder, so a range priced alone and the same ops
+// planned by autoShard are the same ILP.
+
+/// The ops one plan covers and what crosses its boundary.
+struct PlanScope {
+  /// Values the ops use but do not make, in graph order: they arrive whole
+  /// on every device (autoShard: the function's arguments).
+  std::vector<Value> inputs;
+  /// Ops of the function's body in body order, the terminator excluded.
+  std::vector<Operation *> ops;
+  /// Values made by `ops` that must end whole on every device, repeats kept
+  /// (autoShard: the returned values). They live to the end of the plan.
+  std::vector<Value> outputs;
+};
+
+/// autoShard's scope of `func`: every argument, every op of the body, the
+/// returned values.
+PlanScope wholeFunctionScope(func::FuncOp func);
+
+/// A planned op or input: its strategies and how they read as shardings.
+/// Made and owned by StrategyGraphBuilder.
+struct PlannedNode;
+
+/// The sharding one plan gives an op: what autoShard writes on it.
+struct OpSharding {
+  Operation *op = nullptr;
+  /// Per result.
+  std::vector<plan::TensorSharding> results;
+  /// Per operand; nullopt for operands that are not data (a shape, slice
+  /// bounds), which stay as they are.
+  std::vector<std::optional<plan::TensorSharding>> operands;
+  /// The op's time plus that of bringing its operands into shape.
+  double seconds = 0;
+};
+
+/// Writes `sharding` on `op` as autoShard does (kShardingAttr,
+/// kOperandShardingAttr, kPredictedSecondsAttr), naming `mesh`. `op` may be
+/// a copy of sharding.op with the same operands and results.
+void writeOpSharding(Operation *op, const OpSharding &sharding,
+                     FlatSymbolRefAttr mesh);
+
+/// A scope's strategy graph and how its choices read.
+struct ScopeGraph {
+  /// Nodes: the scope's inputs, then its ops, then one node the outputs
+  /// flow into. Its budget is the mesh's device memory.
+  plan::StrategyGraph graph;
+  /// Per graph node but the last: what it plans (owned by the builder,
+  /// which must outlive this graph).
+  std::vector<const PlannedNode *> planned;
+  /// Graph node of the scope's first op (= the number of inputs).
+  int firstOpNode = 0;
+
+  /// The sharding of every op of the scope for `choice` (a strategy per
+  /// graph node), in scope order.
+  std::vector<OpSharding> read(llvm::ArrayRef<int> choice) const;
+};
+
+/// Builds the strategy graphs of scopes of one function on one mesh in one
+/// mode. Each op's strategies and costs, each edge's resharding prices and
+/// each value's resharding plans are worked out once and kept, so graphs of
+/// overlapping scopes cost only their assembly after the first. The
+/// function must not change while the builder lives.
+class StrategyGraphBuilder {
+public:
+  /// `mesh` must satisfy plan::verifyMesh for `cluster`.
+  StrategyGraphBuilder(const plan::Cluster &cluster, const plan::Mesh &mesh,
+                       ShardingMode mode, Objective objective);
+  ~StrategyGraphBuilder();
+  StrategyGraphBuilder(const StrategyGraphBuilder &) = delete;
+  StrategyGraphBuilder &operator=(const StrategyGraphBuilder &) = delete;
+
+  ScopeGraph build(const PlanScope &scope);
+
+  /// What the kept work saved.
+  struct Stats {
+    /// Ops and edges priced, and taken from what an earlier build priced.
+    int64_t opsPriced = 0, opsReused = 0;
+    int64_t edgesPriced = 0, edgesReused = 0;
+  };
+  const Stats &stats() const;
+
+private:
+  struct Impl;
+  std::unique_ptr<Impl> impl;
+};
+
+/// The ILP prices each op's results, not the buffers resharding adds (they
+/// depend on two ops' choices). Counts `solution`'s memory with
+/// `countMemory` (ShardedMemory's count of a choice per graph node), and
+/// while it is over `graph`'s budget solves again with the ILP's budget
+/// lowered by the excess, a bounded number of times. On success `solution`
+/// and `memory` are a plan within the budget; otherwise the error says what
+/// the last plan needs, and they are that plan's. `tightenings` counts the
+/// solves that gave a tighter plan.
+llvm::Error fitPlanToBudget(
+    const plan::StrategyGraph &graph, const plan::SolveOptions &options,
+    llvm::function_ref<ShardedMemory(llvm::ArrayRef<int>)> countMemory,
+    plan::Solution &solution, ShardedMemory &memory, int &tightenings);
 
 } // namespace mlir::weft
 

@@ -1,0 +1,318 @@
+//===- StagePricing.cpp - The sharded time of part of a function ----------===//
+//
+// A stage's scope, autoShard's graph of it (StrategyGraphBuilder, kept per
+// mesh and mode), the ILP, and autoShard's memory check, counted on a
+// throwaway copy of the stage since countShardedMemory reads the plan from
+// annotations and the function itself must stay as it is.
+//
+//===----------------------------------------------------------------------===//
+
+#include "weft/Transforms/StagePricing.h"
+#include "weft/WeftOps.h"
+
+#include "mlir/IR/Builders.h"
+#include "mlir/IR/IRMapping.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
+
+#include <algorithm>
+#include <chrono>
+#include <limits>
+
+using namespace mlir;
+using namespace mlir::weft;
+
+static llvm::Error stageError(const llvm::Twine &message) {
+  return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
+}
+
+static double secondsSince(std::chrono::steady_clock::time_point start) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() -
+                                       start)
+      .count();
+}
+
+/// Weights, constants and weft.shard pins of them: every stage that uses one
+/// holds its own copy, so they follow their users rather than crossing a
+/// stage boundary.
+static bool followsUsers(Operation *op) {
+  if (isa<WeightOp, ConstantOp>(op))
+    return true;
+  if (auto shard = dyn_cast<ShardOp>(op))
+    if (Operation *pinned = shard->getOperand(0).getDefiningOp())
+      return followsUsers(pinned);
+  return false;
+}
+
+llvm::Expected<PlanScope> mlir::weft::stageScope(func::FuncOp func,
+                                                 ArrayRef<Operation *> ops) {
+  Block &body = func.getBody().front();
+  Operation *terminator = body.getTerminator();
+  llvm::DenseSet<Operation *> chosen;
+  for (Operation *op : ops) {
+    if (!op || op->getBlock() != &body)
+      return stageError("a stage's ops must be ops of the body of @" +
+                     func.getSymName());
+    if (op == terminator)
+      return stageError("a stage cannot hold the function's return");
+    chosen.insert(op);
+  }
+  if (chosen.empty())
+    return stageError("a stage needs at least one op");
+
+  // The weights and constants the chosen ops use (and the weights' pins)
+  // join them.
+  llvm::DenseSet<Operation *> inScope = chosen;
+  SmallVector<Operation *> work(chosen.begin(), chosen.end());
+  while (!work.empty()) {
+    Operation *op = work.pop_back_val();
+    for (Value operand : op->getOperands())
+      if (Operation *def = operand.getDefiningOp())
+        if (def->getBlock() == &body && followsUsers(def) &&
+            inScope.insert(def).second)
+          work.push_back(def);
+  }
+  auto usedInScope = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      return top && inScope.contains(top);
+    });
+  };
+  auto usedOutside = [&](Value value) {
+    return llvm::any_of(value.getUsers(), [&](Operation *user) {
+      Operation *top = body.findAncestorOpInBlock(*user);
+      return top && top != terminator && !inScope.contains(top);
+    });
+  };
+
+  PlanScope scope;
+  for (BlockArgument arg : body.getArguments())
+    if (usedInScope(arg))
+      scope.inputs.push_back(arg);
+  for (Operation &op : body.without_terminator()) {
+    if (inScope.contains(&op)) {
+      scope.ops.push_back(&op);
+      continue;
+    }
+    for (Value result : op.getResults())
+      if (usedInScope(result))
+        scope.inputs.push_back(result);
+  }
+  for (Value result : terminator->getOperands())
+    if (Operation *def = result.getDefiningOp(); def && chosen.contains(def))
+      scope.outputs.push_back(result);
+  llvm::DenseSet<Value> leaving(scope.outputs.begin(), scope.outputs.end());
+  for (Operation *op : scope.ops) {
+    if (!chosen.contains(op) || followsUsers(op))
+      continue;
+    for (Value result : op->getResults())
+      if (!leaving.contains(result) && usedOutside(result))
+        scope.outputs.push_back(result);
+  }
+  return scope;
+}
+
+namespace {
+/// A stage as a function of its own (its inputs the arguments, its outputs
+/// returned), detached from every module, on which a plan is written and
+/// counted as autoShard counts a planned main.
+class StageCopy {
+public:
+  StageCopy(const PlanScope &scope, Location loc) {
+    SmallVector<Type> inputTypes, outputTypes;
+    for (Value input : scope.inputs)
+      inputTypes.push_back(input.getType());
+    for (Value output : scope.outputs)
+      outputTypes.push_back(output.getType());
+    copy = func::FuncOp::create(
+        loc, "stage",
+        FunctionType::get(loc.getContext(), inputTypes, outputTypes));
+    Block *block = copy.addEntryBlock();
+    IRMapping mapping;
+    for (auto [input, arg] : llvm::zip(scope.inputs, block->getArguments()))
+      mapping.map(input, arg);
+    OpBuilder b = OpBuilder::atBlockEnd(block);
+    for (Operation *op : scope.ops)
+      copies[op] = b.clone(*op, mapping);
+    SmallVector<Value> results;
+    for (Value output : scope.outputs)
+      results.push_back(mapping.lookup(output));
+    func::ReturnOp::create(b, loc, results);
+  }
+  ~StageCopy() { copy->erase(); }
+  StageCopy(const StageCopy &) = delete;
+  StageCopy &operator=(const StageCopy &) = delete;
+
+  /// Writes `plan` on the copy and counts it on a mesh of `meshShape`.
+  ShardedMemory count(ArrayRef<OpSharding> plan, ArrayRef<int64_t> meshShape) {
+    auto mesh = FlatSymbolRefAttr::get(copy.getContext(), kMeshName);
+    for (const OpSharding &sharding : plan)
+      writeOpSharding(copies.lookup(sharding.op), sharding, mesh);
+    return countShardedMemory(copy, meshShape);
+  }
+
+private:
+  func::FuncOp copy;
+  llvm::DenseMap<Operation *, Operation *> copies;
+};
+} // namespace
+
+StagePricer::StagePricer(func::FuncOp func, plan::Cluster cluster,
+                         StagePricerOptions options)
+    : func(func), cluster(std::move(cluster)), options(std::move(options)) {
+  for (Operation &op : func.getBody().front().without_terminator()) {
+    position[&op] = bodyOps.size();
+    bodyOps.push_back(&op);
+  }
+}
+
+StagePricer::~StagePricer() = default;
+
+llvm::Expected<const StagePrice &>
+StagePricer::price(int64_t first, int64_t last, const plan::Mesh &mesh,
+                   ShardingMode mode, double budgetBytes) {
+  if (first < 0 || last > numOps() || first >= last)
+    return stageError(llvm::formatv("ops [{0}, {1}) are not a range of the {2} "
+                                 "ops of the body",
+                                 first, last, numOps()));
+  return priceRuns({first, last}, mesh, mode, budgetBytes);
+}
+
+llvm::Expected<const StagePrice &>
+StagePricer::price(ArrayRef<Operation *> ops, const plan::Mesh &mesh,
+                   ShardingMode mode, double budgetBytes) {
+  std::vector<int64_t> positions;
+  for (Operation *op : ops) {
+    auto it = position.find(op);
+    if (it == position.end())
+      return stageError("a stage's ops must be ops of the body of @" +
+                     func.getSymName() + ", its return excluded");
+    positions.push_back(it->second);
+  }
+  if (positions.empty())
+    return stageError("a stage needs at least one op");
+  llvm::sort(positions);
+  Runs runs;
+  for (int64_t p : positions) {
+    if (!runs.empty() && p < runs.back())
+      continue; // a repeat
+    if (!runs.empty() && p == runs.back())
+      ++runs.back();
+    else
+      runs.insert(runs.end(), {p, p + 1});
+  }
+  return priceRuns(std::move(runs), mesh, mode, budgetBytes);
+}
+
+llvm::Expected<const StagePrice &>
+StagePricer::priceRuns(Runs runs, const plan::Mesh &mesh, ShardingMode mode,
+                       double budgetBytes) {
+  if (!(budgetBytes >= 0))
+    return stageError(llvm::formatv("the memory budget {0} is not a byte count",
+                                 budgetBytes));
+  PriceKey key{std::move(runs), mesh.shape, mesh.devices, mode, budgetBytes};
+  if (auto it = prices.find(key); it != prices.end()) {
+    ++hits;
+    return it->second;
+  }
+  ++misses;
+  llvm::Expected<StagePrice> priced =
+      solve(std::get<0>(key), mesh, mode, budgetBytes);
+  if (!priced)
+    return priced.takeError();
+  return prices.emplace(std::move(key), std::move(*priced)).first->second;
+}
+
+llvm::Expected<StagePrice> StagePricer::solve(const Runs &runs,
+                                              const plan::Mesh &mesh,
+                                              ShardingMode mode,
+                                              double budgetBytes) {
+  auto start = std::chrono::steady_clock::now();
+  if (llvm::Error error = plan::verifyMesh(cluster, mesh))
+    return std::move(error);
+  std::vector<Operation *> ops;
+  for (size_t r = 0; r < runs.size(); r += 2)
+    for (int64_t p = runs[r]; p < runs[r + 1]; ++p)
+      ops.push_back(bodyOps[p]);
+  llvm::Expected<PlanScope> scope = stageScope(func, ops);
+  if (!scope)
+    return scope.takeError();
+
+  std::unique_ptr<StrategyGraphBuilder> &builder =
+      builders[{mesh.shape, mesh.devices, mode}];
+  if (!builder)
+    builder = std::make_unique<StrategyGraphBuilder>(cluster, mesh, mode,
+                                                     options.objective);
+  auto buildStart = std::chrono::steady_clock::now();
+  ScopeGraph scoped = builder->build(*scope);
+  plan::StrategyGraph &graph = scoped.graph;
+  if (budgetBytes > 0)
+    graph.memoryBudgetBytes = budgetBytes;
+  StagePrice price;
+  price.buildSeconds = secondsSince(buildStart);
+  price.budgetBytes = graph.memoryBudgetBytes;
+  price.graphNodes = graph.nodes.size();
+  price.graphEdges = graph.edges.size();
+  price.liveSets = graph.liveSets.size();
+  for (const plan::StrategyGraph::Node &node : graph.nodes)
+    price.strategies += node.cost.size();
+  price.inputs = scope->inputs.size();
+  price.outputs = scope->outputs.size();
+
+  StageCopy copy(*scope, func.getLoc());
+  auto countMemory = [&](ArrayRef<int> choice) {
+    return copy.count(scoped.read(choice), mesh.shape);
+  };
+  auto planError = [&](llvm::Error error) {
+    return stageError(llvm::formatv("stage of {0} op(s) on mesh [{1}] (devices "
+                                 "{2}): {3}",
+                                 ops.size(), llvm::interleaved(mesh.shape),
+                                 llvm::interleaved(mesh.devices, ", "),
+                                 llvm::toString(std::move(error))));
+  };
+  llvm::Expected<plan::Solution> solution =
+      plan::solveILP(graph, options.solve);
+  if (solution) {
+    llvm::Error fit =
+        fitPlanToBudget(graph, options.solve, countMemory, *solution,
+                        price.memory, price.budgetTightenings);
+    price.fits = !fit;
+    if (fit)
+      price.whyNot = llvm::toString(std::move(fit));
+    price.solution = std::move(*solution);
+  } else {
+    // Over every budget, or none at all: which one decides between an
+    // answer and an error.
+    price.whyNot = llvm::toString(solution.takeError());
+    if (graph.memoryBudgetBytes == std::numeric_limits<double>::infinity())
+      return planError(stageError(price.whyNot));
+    graph.memoryBudgetBytes = std::numeric_limits<double>::infinity();
+    llvm::Expected<plan::Solution> unbounded =
+        plan::solveILP(graph, options.solve);
+    if (!unbounded)
+      return planError(unbounded.takeError());
+    price.solution = std::move(*unbounded);
+    price.memory = countMemory(price.solution.choice);
+  }
+  price.seconds = price.solution.objective;
+  price.ilpPeakMemoryBytes = price.solution.peakMemoryBytes;
+  price.ops = scoped.read(price.solution.choice);
+  price.totalSeconds = secondsSince(start);
+  return price;
+}
+
+StagePricer::Stats StagePricer::stats() const {
+  Stats stats;
+  stats.hits = hits;
+  stats.misses = misses;
+  stats.builders = builders.size();
+  for (const auto &[key, builder] : builders) {
+    const StrategyGraphBuilder::Stats &s = builder->stats();
+    stats.graphs.opsPriced += s.opsPriced;
+    stats.graphs.opsReused += s.opsReused;
+    stats.graphs.edgesPriced += s.edgesPriced;
+    stats.graphs.edgesReused += s.edgesReused;
+  }
+  return stats;
+}
