@@ -2,7 +2,10 @@
 # Installs what is missing, builds Weft and runs its main job on the bundled
 # example model: compile models/example/classifier.onnx for the default
 # cluster (one CPU device), print the plan, run the package on the bundled
-# inputs and print and check the results.
+# inputs and print and check the results; then compile it as a pipeline of 2
+# stages for a cluster of 2 CPU devices of this machine (the stage table is
+# printed), run it as 2 MPI ranks and check it against the one-device
+# outputs.
 #
 #   scripts/demo.sh [MODEL.onnx DATA_DIR [--input-shape=NAME=D0xD1x...]...]
 #
@@ -49,3 +52,13 @@ run() {
 }
 stage "compile $(basename "$model")" compile
 stage "run $(basename "$package")" run
+pipeline() {
+  "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data" --quiet \
+    --output-dir "$package.outputs"
+  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package.pipeline" \
+    --cluster cpu:2 --stages=2
+  echo
+  "$WEFT_BUILD/bin/weft-run" "$package.pipeline" --inputs "$data" \
+    --check "$package.outputs"
+}
+stage "pipeline: 2 stages on cpu:2, checked against one device" pipeline

@@ -88,6 +88,8 @@ PlanSummary mlir::weft::summarizePlan(ModuleOp planned, ModuleOp device0,
   plan.modelName = modelName.str();
   plan.clusterName = options.cluster.name;
   plan.mesh = options.cluster.meshes[options.mesh].shape;
+  for (int device : options.cluster.meshes[options.mesh].devices)
+    plan.meshDevices.push_back(device);
   plan.mode = options.mode;
   plan.objective = options.objective;
   plan.report = report;
@@ -168,7 +170,9 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
   const plan::Solution &sol = report.solution;
   json.object([&] {
     json.attribute("format", "weft-plan");
-    json.attribute("version", 1);
+    // Version 2 adds "stages" and "transfers" (a one-mesh plan is one stage
+    // and no transfers; docs/Pipelines.md).
+    json.attribute("version", 2);
     json.attribute("cluster", plan.clusterName);
     json.attributeArray("mesh", [&] {
       for (int64_t d : plan.mesh)
@@ -236,6 +240,34 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
           json.attribute("flops", d.flops);
         });
     });
+    json.attributeArray("stages", [&] {
+      json.object([&] {
+        json.attributeArray("devices", [&] {
+          for (int64_t d : plan.meshDevices)
+            json.value(d);
+        });
+        json.attributeArray("mesh_shape", [&] {
+          for (int64_t d : plan.mesh)
+            json.value(d);
+        });
+        json.attribute("sharding", shardingModeName(plan.mode));
+        json.attribute("first_node",
+                       plan.ops.empty() ? "" : plan.ops.front().name);
+        json.attribute("last_node", plan.ops.empty() ? "" : plan.ops.back().name);
+        json.attribute("ops", static_cast<int64_t>(plan.ops.size()));
+        int64_t weights = 0, peak = 0;
+        for (const DeviceSummary &d : plan.devices) {
+          weights = std::max(weights, d.weightBytes);
+          peak = std::max(peak, d.weightBytes + d.arenaBytes);
+        }
+        if (!plan.compiled)
+          peak = static_cast<int64_t>(report.memory.peakBytes);
+        json.attribute("weights_bytes_per_device", weights);
+        json.attribute("peak_memory_bytes_per_device", peak);
+        json.attribute("predicted_seconds", plan.totalSeconds);
+      });
+    });
+    json.attributeArray("transfers", [&] {});
     json.attributeObject("totals", [&] {
       json.attribute("predicted_seconds", plan.totalSeconds);
       json.attribute("objective_seconds", sol.objective);

@@ -58,6 +58,8 @@ struct PlannedCollective {
 struct PlanSummary {
   std::string modelName, clusterName;
   std::vector<int64_t> mesh;
+  /// The mesh's cluster device indices, in mesh order.
+  std::vector<int64_t> meshDevices;
   ShardingMode mode = ShardingMode::Auto;
   Objective objective = Objective::Latency;
   AutoShardReport report;

@@ -669,43 +669,61 @@ static ::weft::OutputPathRule outputRule(int64_t numDevices) {
   return rule;
 }
 
+/// A device program compiled once, shared by every device whose
+/// partitioned program (weights laid out) prints the same.
+struct CompiledProgram {
+  int index = 0;
+  int64_t arenaBytes = 0;
+  /// The GPU constants appended to the weights (--target=cuda).
+  std::optional<WeightCopy> constants;
+};
+using ProgramCache = std::map<std::string, CompiledProgram>;
+
 /// Compiles device `k`'s partitioned program (a module that is consumed)
 /// and adds it to `contents`: its weights file, and its program unless an
-/// identical one was compiled before (`programIndex`, by printed text).
-/// Returns 0, or the exit code of a failure it reported.
+/// equal one was compiled before. Devices differ in which blocks of the
+/// weights they hold, which is data (their weights files); once the weights
+/// are laid out, devices with equal blocks print the same program, so the
+/// device pipeline, LLVM and the object file run once per distinct program
+/// (`cache`, by printed text and device memory). Returns 0, or the exit code
+/// of a failure it reported.
 static int compileDeviceProgram(MLIRContext &context, ModuleOp device,
                                 int64_t k, const DeviceMemory &memory,
                                 const std::vector<int> &gpuArchs,
                                 StringRef scratch,
                                 llvm::TargetMachine &machine,
-                                std::map<std::string, int> &programIndex,
+                                ProgramCache &cache,
                                 PackageContents &contents,
                                 DeviceSummary &summary) {
   bool cuda = targetName == "cuda";
   std::string error;
   // One file name for every device, so that equal programs compare equal.
   WeightsFileLayout weights = layoutWeights(device, "weights.bin");
-  summary.weightBytes = weights.bytes;
-  PassManager pm(&context);
-  SmallString<256> constantsPath(scratch);
-  llvm::sys::path::append(constantsPath,
-                          "gpu-constants" + std::to_string(k) + ".bin");
-  buildDevicePipeline(pm, device, weights.bytes, gpuArchs, constantsPath,
-                      /*stopAtBuffers=*/false, memory);
-  if (failed(pm.run(device)))
-    return stageFailure();
-  if (cuda && failed(appendDeviceConstants(device, constantsPath, weights)))
-    return kExitInternal;
-  summary.weightBytes = weights.bytes;
-  int64_t arena = 0;
-  if (auto attr = device->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
-    arena = attr.getInt();
-  summary.arenaBytes = arena;
-  std::string text;
-  llvm::raw_string_ostream printed(text);
-  device->print(printed);
-  auto [it, inserted] = programIndex.try_emplace(text, contents.programs.size());
-  if (inserted) {
+  std::string key = std::to_string(memory.bytes) + " " + memory.source + "\n";
+  {
+    llvm::raw_string_ostream printed(key);
+    device->print(printed);
+  }
+  auto found = cache.find(key);
+  if (found == cache.end()) {
+    int index = static_cast<int>(contents.programs.size());
+    PassManager pm(&context);
+    SmallString<256> constantsPath(scratch);
+    llvm::sys::path::append(constantsPath,
+                            "gpu-constants" + std::to_string(index) + ".bin");
+    buildDevicePipeline(pm, device, weights.bytes, gpuArchs, constantsPath,
+                        /*stopAtBuffers=*/false, memory);
+    if (failed(pm.run(device)))
+      return stageFailure();
+    CompiledProgram program;
+    program.index = index;
+    size_t copiesBefore = weights.copies.size();
+    if (cuda && failed(appendDeviceConstants(device, constantsPath, weights)))
+      return kExitInternal;
+    if (weights.copies.size() > copiesBefore)
+      program.constants = weights.copies.back();
+    if (auto attr = device->getAttrOfType<IntegerAttr>(kArenaBytesAttr))
+      program.arenaBytes = attr.getInt();
     std::string signature = buildProgramSignature(device, weights.bytes);
     llvm::LLVMContext llvmContext;
     std::unique_ptr<llvm::Module> llvmModule =
@@ -718,21 +736,32 @@ static int compileDeviceProgram(MLIRContext &context, ModuleOp device,
     }
     SmallString<256> objectPath(scratch);
     llvm::sys::path::append(objectPath,
-                            "prog" + std::to_string(it->second) + ".o");
+                            "prog" + std::to_string(index) + ".o");
     if (!emitObjectFile(*llvmModule, machine, objectPath, error)) {
       llvm::WithColor::error(llvm::errs(), "weftc") << error << "\n";
       return kExitBadInput;
     }
-    contents.programs.push_back({objectPath.str().str(), arena, signature});
+    contents.programs.push_back(
+        {objectPath.str().str(), program.arenaBytes, signature});
+    found = cache.emplace(std::move(key), program).first;
+  } else if (found->second.constants) {
+    // The same GPU constants, after this device's own weights.
+    WeightCopy copy = *found->second.constants;
+    copy.offset = weights.bytes;
+    weights.bytes = alignTo64(weights.bytes + copy.size);
+    weights.copies.push_back(copy);
   }
-  summary.program = it->second;
+  const CompiledProgram &program = found->second;
+  summary.weightBytes = weights.bytes;
+  summary.arenaBytes = program.arenaBytes;
+  summary.program = program.index;
   SmallString<256> weightsPath(scratch);
   llvm::sys::path::append(weightsPath, "dev" + std::to_string(k) + ".bin");
   std::string sha256;
   if (failed(writeWeightsFile(weights, weightsPath, device.getLoc(), sha256)))
     return kExitBadInput;
   contents.devices.push_back(
-      {it->second, weightsPath.str().str(), weights.bytes, sha256});
+      {program.index, weightsPath.str().str(), weights.bytes, sha256});
   return 0;
 }
 
@@ -918,7 +947,7 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
   summary.clusterDeviceOfRank = clusterDeviceOfRank;
   summary.stageOfRank = stageOfRank;
   summary.devices.resize(worldSize);
-  std::map<std::string, int> programIndex;
+  ProgramCache programIndex;
   std::vector<std::string> printed(worldSize);
   for (int64_t rank = 0; rank < worldSize; ++rank) {
     FailureOr<OwningOpRef<ModuleOp>> device =
@@ -1313,7 +1342,7 @@ int main(int argc, char **argv) {
     contents.outputs = outputs;
     contents.meshShape = mesh.shape;
     std::vector<DeviceSummary> summaries(numDevices);
-    std::map<std::string, int> programIndex;
+    ProgramCache programIndex;
     OwningOpRef<ModuleOp> device0;
     std::vector<std::string> partitioned; // --emit=mlir: per device
     for (int64_t k = 0; k < numDevices; ++k) {
