@@ -146,7 +146,8 @@ static void forEachBlockRun(const WeightCopy &copy, StringRef stored,
 
 LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
                                            StringRef path, Location loc,
-                                           std::string &outSha256) {
+                                           std::string &outSha256,
+                                           WeightSources *sources) {
   SmallString<256> temp(path);
   temp += ".partial";
   std::error_code ec;
@@ -173,10 +174,13 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
       while (written < to)
         emit(StringRef(zeros, std::min<int64_t>(64, to - written)));
     };
-    std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> files;
     // Stored tensors whose checksum was already verified (several blocks of
-    // one tensor are checked once).
-    std::set<std::tuple<std::string, int64_t, int64_t>> verified;
+    // one tensor, or of several devices' files, are checked once).
+    WeightSources local;
+    if (!sources)
+      sources = &local;
+    auto &files = sources->files;
+    auto &verified = sources->verified;
     for (const WeightCopy &copy : layout.copies) {
       if (copy.isBlock() && failed(checkBlock(copy, loc)))
         return abandon();

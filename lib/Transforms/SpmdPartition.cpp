@@ -202,6 +202,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
                     weight.getFullShape()->end());
       }
       auto localWeight = cast<WeightOp>(local);
+      // retargetPartition places weights the same way: keep them in step.
       localWeight.setBlockOffsets(offsets);
       localWeight.setFullShape(full);
       localWeight.getResult().setType(RankedTensorType::get(
@@ -329,5 +330,86 @@ LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device,
   if (failed(mlir::verify(module)))
     return module.emitError("internal: the partitioned program of device ")
            << device << " does not verify";
+  return success();
+}
+
+/// The mesh shape and main function of a planned module, or failure.
+static FailureOr<std::pair<SmallVector<int64_t>, func::FuncOp>>
+plannedMain(ModuleOp module, StringRef meshSymbol) {
+  auto mesh = module.lookupSymbol<MeshOp>(meshSymbol);
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  if (!mesh || !func)
+    return module.emitError("spmd partition: no weft.mesh @")
+           << meshSymbol << " or no main function";
+  return std::make_pair(SmallVector<int64_t>(mesh.getShape()), func);
+}
+
+FailureOr<std::string> mlir::weft::blockShapeKey(ModuleOp planned,
+                                                 int64_t device,
+                                                 StringRef meshSymbol) {
+  auto found = plannedMain(planned, meshSymbol);
+  if (failed(found))
+    return failure();
+  auto &[meshShape, func] = *found;
+  std::string key;
+  auto add = [&](Type type, Attribute attr) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    auto sharding = dyn_cast_or_null<ShardingAttr>(attr);
+    if (!tensor || !sharding)
+      return;
+    for (int64_t d : plan::localShape(tensor.getShape(),
+                                      toTensorSharding(sharding), meshShape,
+                                      device))
+      key += std::to_string(d) + ",";
+    key += ";";
+  };
+  for (unsigned i = 0; i < func.getNumArguments(); ++i)
+    add(func.getArgument(i).getType(),
+        func.getArgAttr(i, kShardingAttr));
+  for (unsigned i = 0; i < func.getNumResults(); ++i)
+    add(func.getResultTypes()[i], func.getResultAttr(i, kShardingAttr));
+  func.walk([&](Operation *op) {
+    if (auto results = op->getAttrOfType<ArrayAttr>(kShardingAttr))
+      for (auto [result, attr] : llvm::zip(op->getResults(), results))
+        add(result.getType(), attr);
+    if (auto operands = op->getAttrOfType<ArrayAttr>(kOperandShardingAttr))
+      for (auto [operand, attr] : llvm::zip(op->getOperands(), operands))
+        add(operand.getType(), attr);
+    if (auto shard = dyn_cast<ShardOp>(op))
+      add(shard.getType(), shard.getSharding());
+    key += "|";
+  });
+  return key;
+}
+
+LogicalResult mlir::weft::retargetPartition(ModuleOp planned,
+                                            ModuleOp partitioned,
+                                            int64_t device,
+                                            StringRef meshSymbol) {
+  auto found = plannedMain(planned, meshSymbol);
+  if (failed(found))
+    return failure();
+  auto &[meshShape, func] = *found;
+  SmallVector<WeightOp> originals, locals;
+  func.walk([&](WeightOp w) { originals.push_back(w); });
+  partitioned.walk([&](WeightOp w) { locals.push_back(w); });
+  if (originals.size() != locals.size())
+    return partitioned.emitError("internal: the partitioned program has ")
+           << locals.size() << " weights for " << originals.size();
+  for (auto [weight, local] : llvm::zip(originals, locals)) {
+    auto attrs = weight->getAttrOfType<ArrayAttr>(kShardingAttr);
+    auto attr = attrs && !attrs.empty() ? dyn_cast<ShardingAttr>(attrs[0])
+                                        : ShardingAttr();
+    if (!attr || attr.isReplicated())
+      continue;
+    // As partitionOp places a weight's block (kept in step with it).
+    std::vector<int64_t> offsets = plan::localOffsets(
+        weight.getType().getShape(), toTensorSharding(attr), meshShape,
+        device);
+    if (std::optional<ArrayRef<int64_t>> outer = weight.getBlockOffsets())
+      for (auto [offset, outerOffset] : llvm::zip_equal(offsets, *outer))
+        offset += outerOffset;
+    local.setBlockOffsets(offsets);
+  }
   return success();
 }

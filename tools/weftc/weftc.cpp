@@ -677,7 +677,11 @@ struct CompiledProgram {
   /// The GPU constants appended to the weights (--target=cuda).
   std::optional<WeightCopy> constants;
 };
-using ProgramCache = std::map<std::string, CompiledProgram>;
+struct ProgramCache {
+  std::map<std::string, CompiledProgram> programs;
+  /// The model's weights, read and checked once for every device's file.
+  WeightSources weights;
+};
 
 /// Compiles device `k`'s partitioned program (a module that is consumed)
 /// and adds it to `contents`: its weights file, and its program unless an
@@ -704,8 +708,8 @@ static int compileDeviceProgram(MLIRContext &context, ModuleOp device,
     llvm::raw_string_ostream printed(key);
     device->print(printed);
   }
-  auto found = cache.find(key);
-  if (found == cache.end()) {
+  auto found = cache.programs.find(key);
+  if (found == cache.programs.end()) {
     int index = static_cast<int>(contents.programs.size());
     PassManager pm(&context);
     SmallString<256> constantsPath(scratch);
@@ -743,7 +747,7 @@ static int compileDeviceProgram(MLIRContext &context, ModuleOp device,
     }
     contents.programs.push_back(
         {objectPath.str().str(), program.arenaBytes, signature});
-    found = cache.emplace(std::move(key), program).first;
+    found = cache.programs.emplace(std::move(key), program).first;
   } else if (found->second.constants) {
     // The same GPU constants, after this device's own weights.
     WeightCopy copy = *found->second.constants;
@@ -758,7 +762,8 @@ static int compileDeviceProgram(MLIRContext &context, ModuleOp device,
   SmallString<256> weightsPath(scratch);
   llvm::sys::path::append(weightsPath, "dev" + std::to_string(k) + ".bin");
   std::string sha256;
-  if (failed(writeWeightsFile(weights, weightsPath, device.getLoc(), sha256)))
+  if (failed(writeWeightsFile(weights, weightsPath, device.getLoc(), sha256,
+                              &cache.weights)))
     return kExitBadInput;
   contents.devices.push_back(
       {program.index, weightsPath.str().str(), weights.bytes, sha256});
@@ -1345,10 +1350,25 @@ int main(int argc, char **argv) {
     ProgramCache programIndex;
     OwningOpRef<ModuleOp> device0;
     std::vector<std::string> partitioned; // --emit=mlir: per device
+    // Devices whose blocks have the same shapes differ only in which block
+    // of each weight they hold: the first of them is partitioned, the
+    // others get a copy with their weights' blocks moved.
+    std::map<std::string, OwningOpRef<ModuleOp>> partitionedByKey;
     for (int64_t k = 0; k < numDevices; ++k) {
-      OwningOpRef<ModuleOp> device = module->clone();
-      if (failed(spmdPartition(*device, k, kMeshName)))
+      FailureOr<std::string> key = blockShapeKey(*module, k, kMeshName);
+      if (failed(key))
         return kExitInternal;
+      OwningOpRef<ModuleOp> device;
+      if (auto it = partitionedByKey.find(*key); it != partitionedByKey.end()) {
+        device = it->second->clone();
+        if (failed(retargetPartition(*module, *device, k, kMeshName)))
+          return kExitInternal;
+      } else {
+        device = module->clone();
+        if (failed(spmdPartition(*device, k, kMeshName)))
+          return kExitInternal;
+        partitionedByKey.emplace(*key, device->clone());
+      }
       summaries[k].flops = programFlops(*device);
       if (k == 0)
         device0 = device->clone();

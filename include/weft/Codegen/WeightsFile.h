@@ -11,9 +11,14 @@
 #define WEFT_CODEGEN_WEIGHTSFILE_H
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/ADT/StringRef.h"
 
+#include <map>
+#include <memory>
+#include <set>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace mlir::weft {
@@ -63,9 +68,19 @@ WeightsFileLayout layoutWeights(ModuleOp module, llvm::StringRef fileName);
 /// an error naming the weight). Writes to a temporary file
 /// renamed at the end, so no half-written file is left. Returns the SHA-256
 /// of the file as hex through `outSha256`.
+/// The model files weights are read from, and the stored tensors whose
+/// checksum was verified: kept across the weights files of one package, so
+/// that 64 devices read and check the model once, not 64 times.
+struct WeightSources {
+  std::map<std::string, std::unique_ptr<llvm::MemoryBuffer>> files;
+  std::set<std::tuple<std::string, int64_t, int64_t>> verified;
+};
+
+/// `sources` (optional) is shared between the calls of one package.
 LogicalResult writeWeightsFile(const WeightsFileLayout &layout,
                                llvm::StringRef path, Location loc,
-                               std::string &outSha256);
+                               std::string &outSha256,
+                               WeightSources *sources = nullptr);
 
 } // namespace mlir::weft
 

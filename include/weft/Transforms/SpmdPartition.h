@@ -25,6 +25,19 @@ namespace mlir::weft {
 LogicalResult spmdPartition(ModuleOp module, int64_t device,
                             llvm::StringRef meshSymbol);
 
+/// A key of everything device `device`'s partitioned program depends on
+/// but its weights' block offsets: the local shape of every value in the
+/// planned module. Devices with equal keys get programs that differ only in
+/// which block of each weight they hold.
+FailureOr<std::string> blockShapeKey(ModuleOp planned, int64_t device,
+                                     llvm::StringRef meshSymbol);
+
+/// Turns `partitioned`, the program spmdPartition gave a device with the
+/// same blockShapeKey, into device `device`'s by moving its weights' blocks:
+/// a 64-device mesh is partitioned once per distinct key, not 64 times.
+LogicalResult retargetPartition(ModuleOp planned, ModuleOp partitioned,
+                                int64_t device, llvm::StringRef meshSymbol);
+
 } // namespace mlir::weft
 
 #endif // WEFT_TRANSFORMS_SPMDPARTITION_H
