@@ -310,3 +310,55 @@ LogicalResult AllToAllOp::verify() {
   }
   return success();
 }
+
+//===----------------------------------------------------------------------===//
+// The mesh a collective names
+//===----------------------------------------------------------------------===//
+
+/// The collective's mesh exists, its axes are inside it and, for `members`
+/// >= 0, one block size is given per member of the group.
+static LogicalResult verifyCollectiveMesh(Operation *op,
+                                          FlatSymbolRefAttr meshRef,
+                                          ArrayRef<int16_t> axes,
+                                          int64_t members,
+                                          SymbolTableCollection &tables) {
+  auto mesh = tables.lookupNearestSymbolFrom<MeshOp>(op, meshRef);
+  if (!mesh)
+    return op->emitOpError("names mesh ")
+           << meshRef << ", which is not a weft.mesh in scope";
+  ArrayRef<int64_t> shape = mesh.getShape();
+  int64_t group = 1;
+  for (int16_t axis : axes) {
+    if (axis >= static_cast<int64_t>(shape.size()))
+      return op->emitOpError("runs over mesh axis ")
+             << axis << " but mesh " << meshRef << " has " << shape.size()
+             << " axes";
+    group *= shape[axis];
+  }
+  if (members >= 0 && members != group)
+    return op->emitOpError("gives ")
+           << members << " block sizes but its group (axes ["
+           << llvm::interleaved(axes) << "] of mesh " << meshRef << " ["
+           << llvm::interleaved(shape) << "]) has " << group << " devices";
+  return success();
+}
+
+LogicalResult AllReduceOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(), -1, tables);
+}
+LogicalResult AllGatherOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(),
+                              getSizes().size(), tables);
+}
+LogicalResult ReduceScatterOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(),
+                              getSizes().size(), tables);
+}
+LogicalResult LocalSliceOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(),
+                              getSizes().size(), tables);
+}
+LogicalResult AllToAllOp::verifySymbolUses(SymbolTableCollection &tables) {
+  return verifyCollectiveMesh(*this, getMeshAttr(), getAxes(),
+                              getSplitSizes().size(), tables);
+}

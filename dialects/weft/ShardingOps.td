@@ -127,10 +127,14 @@ def Weft_ShardOp : Op<Weft_Dialect, "shard",
 // Collectives: on per-device (local) tensors after SPMD partitioning
 //===----------------------------------------------------------------------===//
 
-/// A collective over the group of devices that share every mesh coordinate
-/// except those on `axes`. Not Pure: every device of a group must reach it.
+/// A collective over the group of devices of `mesh` that share every mesh
+/// coordinate except those on `axes`. Not Pure: every device of a group must
+/// reach it. Naming the mesh keeps a module of several meshes (a pipeline's
+/// stages) unambiguous.
 class Weft_CollectiveOp<string mnemonic, list<Trait> traits = []>
-    : Op<Weft_Dialect, mnemonic, traits> {
+    : Op<Weft_Dialect, mnemonic,
+         !listconcat(traits,
+                     [DeclareOpInterfaceMethods<SymbolUserOpInterface>])> {
   let hasVerifier = 1;
 }
 
@@ -142,12 +146,14 @@ def Weft_AllReduceOp : Weft_CollectiveOp<"all_reduce",
     the members' operands.
 
     ```mlir
-    %s = weft.all_reduce %p over [1] : tensor<4x8xf32>
+    %s = weft.all_reduce %p on @mesh over [1] : tensor<4x8xf32>
     ```
   }];
-  let arguments = (ins Weft_NumericTensor:$input, DenseI16ArrayAttr:$axes);
+  let arguments = (ins Weft_NumericTensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI16ArrayAttr:$axes);
   let results = (outs Weft_NumericTensor:$result);
-  let assemblyFormat = "$input `over` $axes attr-dict `:` type($result)";
+  let assemblyFormat =
+      "$input `on` $mesh `over` $axes attr-dict `:` type($result)";
 }
 
 /// Collectives that gather, scatter or slice one dimension into blocks of
@@ -155,11 +161,12 @@ def Weft_AllReduceOp : Weft_CollectiveOp<"all_reduce",
 class Weft_BlockCollectiveOp<string mnemonic, string summaryText>
     : Weft_CollectiveOp<mnemonic> {
   let summary = summaryText;
-  let arguments = (ins Weft_Tensor:$input, DenseI16ArrayAttr:$axes,
-                       I64Attr:$dim, DenseI64ArrayAttr:$sizes);
+  let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI16ArrayAttr:$axes, I64Attr:$dim,
+                       DenseI64ArrayAttr:$sizes);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $input `over` $axes `dim` $dim `sizes` $sizes attr-dict `:`
+    $input `on` $mesh `over` $axes `dim` $dim `sizes` $sizes attr-dict `:`
     type($input) `->` type($result)
   }];
 }
@@ -171,7 +178,7 @@ def Weft_AllGatherOp : Weft_BlockCollectiveOp<"all_gather",
     the concatenation of all blocks in group order.
 
     ```mlir
-    %f = weft.all_gather %b over [1] dim 1 sizes [4, 4]
+    %f = weft.all_gather %b on @mesh over [1] dim 1 sizes [4, 4]
            : tensor<8x4xf32> -> tensor<8x8xf32>
     ```
   }];
@@ -184,7 +191,7 @@ def Weft_ReduceScatterOp : Weft_BlockCollectiveOp<"reduce_scatter",
     block g of their sum.
 
     ```mlir
-    %b = weft.reduce_scatter %p over [0] dim 0 sizes [3, 2]
+    %b = weft.reduce_scatter %p on @mesh over [0] dim 0 sizes [3, 2]
            : tensor<5x8xf32> -> tensor<3x8xf32>
     ```
   }];
@@ -199,7 +206,7 @@ def Weft_LocalSliceOp : Weft_BlockCollectiveOp<"local_slice",
     result type is this device's block.
 
     ```mlir
-    %b = weft.local_slice %x over [0, 1] dim 0 sizes [2, 2, 2, 2]
+    %b = weft.local_slice %x on @mesh over [0, 1] dim 0 sizes [2, 2, 2, 2]
            : tensor<8x16xf32> -> tensor<2x16xf32>
     ```
   }];
@@ -214,18 +221,20 @@ def Weft_AllToAllOp : Weft_CollectiveOp<"all_to_all"> {
     `split_sizes[g]` of it).
 
     ```mlir
-    %t = weft.all_to_all %x over [0] split_dim 1 gather_dim 0
+    %t = weft.all_to_all %x on @mesh over [0] split_dim 1 gather_dim 0
            split_sizes [4, 4] gather_sizes [2, 2]
            : tensor<2x8xf32> -> tensor<4x4xf32>
     ```
   }];
-  let arguments = (ins Weft_Tensor:$input, DenseI16ArrayAttr:$axes,
+  let arguments = (ins Weft_Tensor:$input, FlatSymbolRefAttr:$mesh,
+                       DenseI16ArrayAttr:$axes,
                        I64Attr:$split_dim, I64Attr:$gather_dim,
                        DenseI64ArrayAttr:$split_sizes,
                        DenseI64ArrayAttr:$gather_sizes);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
-    $input `over` $axes `split_dim` $split_dim `gather_dim` $gather_dim
+    $input `on` $mesh `over` $axes `split_dim` $split_dim
+    `gather_dim` $gather_dim
     `split_sizes` $split_sizes `gather_sizes` $gather_sizes attr-dict `:`
     type($input) `->` type($result)
   }];

@@ -343,6 +343,11 @@ struct WeftBufferizePass : weft::impl::WeftBufferizeBase<WeftBufferizePass> {
     BufferizationState state;
     if (failed(runOneShotBufferize(module, options, state)))
       return signalPassFailure();
+    // The collectives, which named the mesh, are kernel calls now; the
+    // mesh's shape and ranks are in the module's attributes (recorded by
+    // weft-expose-program-abi), and the op has no LLVM counterpart.
+    for (MeshOp mesh : llvm::make_early_inc_range(module.getOps<MeshOp>()))
+      mesh.erase();
   }
 };
 

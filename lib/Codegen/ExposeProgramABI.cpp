@@ -105,9 +105,9 @@ struct WeftExposeProgramABIPass
     return failure(result.wasInterrupted());
   }
 
-  /// Records the shape of the module's weft.mesh for the signature and
-  /// erases the op: it has no LLVM counterpart, and collectives refer to
-  /// mesh axes by number, not to the symbol.
+  /// Records the shape (and a pipeline stage's world ranks) of the module's
+  /// weft.mesh for the signature. The op stays until weft-bufferize has
+  /// turned the collectives that name it into kernel calls.
   static LogicalResult recordMesh(ModuleOp module) {
     SmallVector<MeshOp> meshes = llvm::to_vector(module.getOps<MeshOp>());
     if (meshes.empty())
@@ -121,7 +121,6 @@ struct WeftExposeProgramABIPass
     if (std::optional<ArrayRef<int64_t>> ranks = meshes[0].getDevices())
       module->setAttr(kMeshWorldRanksAttr,
                       DenseI64ArrayAttr::get(module.getContext(), *ranks));
-    meshes[0].erase();
     return success();
   }
 

@@ -623,9 +623,13 @@ enum CollectiveKind : int64_t {
 };
 
 /// The shape of the mesh the program runs on: recorded by
-/// weft-expose-program-abi when it erased the weft.mesh, or the module's
+/// weft-expose-program-abi (the collective names no mesh in scope), or the module's
 /// weft.mesh itself before that pass.
 static FailureOr<SmallVector<int64_t>> meshShapeOf(Operation *op) {
+  // The mesh the collective names.
+  if (auto ref = op->getAttrOfType<FlatSymbolRefAttr>("mesh"))
+    if (auto mesh = SymbolTable::lookupNearestSymbolFrom<MeshOp>(op, ref))
+      return SmallVector<int64_t>(mesh.getShape());
   if (auto module = op->getParentOfType<ModuleOp>()) {
     if (auto shape = module->getAttrOfType<DenseI64ArrayAttr>(kMeshShapeAttr))
       return SmallVector<int64_t>(shape.asArrayRef());

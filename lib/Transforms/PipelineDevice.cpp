@@ -32,6 +32,7 @@ namespace {
 /// One end of a transfer.
 struct TransferEnd {
   int stage = 0; // INT_MAX: the model's outputs on rank 0.
+  FlatSymbolRefAttr mesh;
   std::vector<int64_t> meshShape;
   std::vector<int64_t> ranks;
   TensorSharding sharding;
@@ -62,6 +63,7 @@ static TransferEnd endOf(ModuleOp pipeline, ShardingAttr sharding,
                          int stage) {
   TransferEnd end;
   end.stage = stage;
+  end.mesh = sharding.getMesh();
   auto mesh = pipeline.lookupSymbol<MeshOp>(sharding.getMesh().getValue());
   end.meshShape = toVector(mesh.getShape());
   end.ranks = toVector(*mesh.getDevices());
@@ -243,7 +245,7 @@ public:
     if (!t.source.sharding.partial.empty()) {
       SmallVector<int16_t> axes(t.source.sharding.partial.begin(),
                                 t.source.sharding.partial.end());
-      local = AllReduceOp::create(b, loc, local,
+      local = AllReduceOp::create(b, loc, local, t.source.mesh,
                                   b.getDenseI16ArrayAttr(axes));
     }
     for (auto [p, piece] : llvm::enumerate(t.tiles.pieces)) {

@@ -39,8 +39,9 @@ struct LocalValue {
 
 class Partitioner {
 public:
-  Partitioner(func::FuncOp func, ArrayRef<int64_t> meshShape, int64_t device)
-      : func(func), meshShape(meshShape), device(device) {}
+  Partitioner(func::FuncOp func, FlatSymbolRefAttr mesh,
+              ArrayRef<int64_t> meshShape, int64_t device)
+      : func(func), mesh(mesh), meshShape(meshShape), device(device) {}
 
   LogicalResult run();
 
@@ -57,6 +58,8 @@ private:
   }
 
   func::FuncOp func;
+  /// The mesh the collectives name.
+  FlatSymbolRefAttr mesh;
   ArrayRef<int64_t> meshShape;
   int64_t device;
   DenseMap<Value, LocalValue> locals;
@@ -99,26 +102,26 @@ FailureOr<Value> Partitioner::reshard(OpBuilder &b, Location loc,
     DenseI16ArrayAttr axes = axesAttr(context, step.axes);
     switch (step.kind) {
     case plan::ReshardKind::AllReduce:
-      value = AllReduceOp::create(b, loc, value, axes);
+      value = AllReduceOp::create(b, loc, value, mesh, axes);
       break;
     case plan::ReshardKind::ReduceScatter:
       value = ReduceScatterOp::create(
-          b, loc, afterType, value, axes, step.dim,
+          b, loc, afterType, value, mesh.getValue(), axes, step.dim,
           b.getDenseI64ArrayAttr(plan::blockSizes(before[step.dim], parts)));
       break;
     case plan::ReshardKind::AllGather:
       value = AllGatherOp::create(
-          b, loc, afterType, value, axes, step.dim,
+          b, loc, afterType, value, mesh.getValue(), axes, step.dim,
           b.getDenseI64ArrayAttr(plan::blockSizes(after[step.dim], parts)));
       break;
     case plan::ReshardKind::LocalSlice:
       value = LocalSliceOp::create(
-          b, loc, afterType, value, axes, step.dim,
+          b, loc, afterType, value, mesh.getValue(), axes, step.dim,
           b.getDenseI64ArrayAttr(plan::blockSizes(before[step.dim], parts)));
       break;
     case plan::ReshardKind::AllToAll:
       value = AllToAllOp::create(
-          b, loc, afterType, value, axes, step.splitDim, step.dim,
+          b, loc, afterType, value, mesh.getValue(), axes, step.splitDim, step.dim,
           b.getDenseI64ArrayAttr(plan::blockSizes(before[step.splitDim], parts)),
           b.getDenseI64ArrayAttr(plan::blockSizes(after[step.dim], parts)));
       break;
@@ -323,7 +326,9 @@ LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device,
   if (!func)
     return module.emitError("spmd partition: no main function");
   SmallVector<int64_t> shape(mesh.getShape());
-  Partitioner partitioner(func, shape, device);
+  Partitioner partitioner(
+      func, FlatSymbolRefAttr::get(module.getContext(), meshSymbol), shape,
+      device);
   if (failed(partitioner.run()))
     return failure();
   // weftc hands the result straight to codegen, which assumes valid IR.

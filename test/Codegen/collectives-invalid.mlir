@@ -20,22 +20,21 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Tests that a collective needs a mesh.
+// Tests that a collective names a mesh in scope (the verifier says so
+// before code generation starts).
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
-  // expected-error @+2 {{'weft.all_reduce' op runs over mesh axes but the module declares no weft.mesh}}
-  // expected-error @+1 {{failed to bufferize op}}
-  %y = weft.all_reduce %x over [0] : tensor<4xf32>
+  // expected-error @+1 {{'weft.all_reduce' op names mesh @mesh, which is not a weft.mesh in scope}}
+  %y = weft.all_reduce %x on @mesh over [0] : tensor<4xf32>
   return %y : tensor<4xf32>
 }
 
 // -----
 
-// Tests that a collective's axes must be axes of the mesh.
+// Tests that a collective's axes must be axes of its mesh.
 weft.mesh @mesh shape = [2, 2]
 func.func @main(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
-  // expected-error @+2 {{'weft.all_gather' op runs over mesh axis 2 but the mesh [2, 2] has 2 axes}}
-  // expected-error @+1 {{failed to bufferize op}}
-  %y = weft.all_gather %x over [2] dim 0 sizes [4, 4] : tensor<4x8xf32> -> tensor<8x8xf32>
+  // expected-error @+1 {{'weft.all_gather' op runs over mesh axis 2 but mesh @mesh has 2 axes}}
+  %y = weft.all_gather %x on @mesh over [2] dim 0 sizes [4, 4] : tensor<4x8xf32> -> tensor<8x8xf32>
   return %y : tensor<8x8xf32>
 }
 
@@ -44,9 +43,8 @@ func.func @main(%x: tensor<4x8xf32>) -> tensor<8x8xf32> {
 // Tests that a block collective gives one size per member of its group.
 weft.mesh @mesh shape = [2, 3]
 func.func @main(%x: tensor<6x8xf32>) -> tensor<3x8xf32> {
-  // expected-error @+2 {{'weft.reduce_scatter' op gives 2 block sizes but its group (mesh axes [1] of mesh [2, 3]) has 3 devices}}
-  // expected-error @+1 {{failed to bufferize op}}
-  %y = weft.reduce_scatter %x over [1] dim 0 sizes [3, 3] : tensor<6x8xf32> -> tensor<3x8xf32>
+  // expected-error @+1 {{'weft.reduce_scatter' op gives 2 block sizes but its group (axes [1] of mesh @mesh [2, 3]) has 3 devices}}
+  %y = weft.reduce_scatter %x on @mesh over [1] dim 0 sizes [3, 3] : tensor<6x8xf32> -> tensor<3x8xf32>
   return %y : tensor<3x8xf32>
 }
 
@@ -55,8 +53,19 @@ func.func @main(%x: tensor<6x8xf32>) -> tensor<3x8xf32> {
 // Tests the same for all_to_all.
 weft.mesh @mesh shape = [4]
 func.func @main(%x: tensor<2x8xf32>) -> tensor<4x4xf32> {
-  // expected-error @+2 {{'weft.all_to_all' op gives 2 block sizes but its group (mesh axes [0] of mesh [4]) has 4 devices}}
-  // expected-error @+1 {{failed to bufferize op}}
-  %y = weft.all_to_all %x over [0] split_dim 1 gather_dim 0 split_sizes [4, 4] gather_sizes [2, 2] : tensor<2x8xf32> -> tensor<4x4xf32>
+  // expected-error @+1 {{'weft.all_to_all' op gives 2 block sizes but its group (axes [0] of mesh @mesh [4]) has 4 devices}}
+  %y = weft.all_to_all %x on @mesh over [0] split_dim 1 gather_dim 0 split_sizes [4, 4] gather_sizes [2, 2] : tensor<2x8xf32> -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
+}
+
+// -----
+
+// Tests that in a module of several meshes each collective runs on the one
+// it names: a group of 2 on @a, of 4 on @b.
+weft.mesh @a shape = [2]
+weft.mesh @b shape = [4]
+func.func @two_meshes(%x: tensor<2xf32>) -> tensor<4xf32> {
+  // expected-error @+1 {{'weft.all_gather' op gives 2 block sizes but its group (axes [0] of mesh @b [4]) has 4 devices}}
+  %y = weft.all_gather %x on @b over [0] dim 0 sizes [2, 2] : tensor<2xf32> -> tensor<4xf32>
+  return %y : tensor<4xf32>
 }

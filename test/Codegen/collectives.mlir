@@ -62,10 +62,10 @@ module {
   func.func @main(%x: tensor<4x8xf32> {weft.name = "x"}) -> (tensor<8x5xf32> {weft.name = "y"}, tensor<4x8xf32> {weft.name = "z"}) {
     %w = weft.weight "w" from "dev0.bin" offset 0 size 256 checksum "0000000000000000" : tensor<8x8xf32>
     %m = weft.matmul %x, %w : (tensor<4x8xf32>, tensor<8x8xf32>) -> tensor<4x8xf32> loc("matmul")
-    %s = weft.all_reduce %m over [1] : tensor<4x8xf32> loc("sum")
-    %g = weft.all_gather %s over [0] dim 0 sizes [4, 4] : tensor<4x8xf32> -> tensor<8x8xf32> loc("gather")
-    %r = weft.reduce_scatter %g over [1] dim 1 sizes [5, 3] : tensor<8x8xf32> -> tensor<8x5xf32>
-    %z = weft.all_reduce %x over [0, 1] : tensor<4x8xf32>
+    %s = weft.all_reduce %m on @mesh over [1] : tensor<4x8xf32> loc("sum")
+    %g = weft.all_gather %s on @mesh over [0] dim 0 sizes [4, 4] : tensor<4x8xf32> -> tensor<8x8xf32> loc("gather")
+    %r = weft.reduce_scatter %g on @mesh over [1] dim 1 sizes [5, 3] : tensor<8x8xf32> -> tensor<8x5xf32>
+    %z = weft.all_reduce %x on @mesh over [0, 1] : tensor<4x8xf32>
     return %r, %z : tensor<8x5xf32>, tensor<4x8xf32>
   }
 }
@@ -98,11 +98,11 @@ module {
 module {
   weft.mesh @mesh shape = [2, 2]
   func.func @main(%x: tensor<8x6xi32>, %a: tensor<2x3x5x4x7xf32>) -> (tensor<2x6xi32>, tensor<16x6xi32>, tensor<2x6x5x2x7xf32>) {
-    %s = weft.all_reduce %x over [1] : tensor<8x6xi32>
-    %l = weft.local_slice %s over [0, 1] dim 0 sizes [2, 2, 2, 2] : tensor<8x6xi32> -> tensor<2x6xi32>
-    %t = weft.all_reduce %s over [0] : tensor<8x6xi32>
+    %s = weft.all_reduce %x on @mesh over [1] : tensor<8x6xi32>
+    %l = weft.local_slice %s on @mesh over [0, 1] dim 0 sizes [2, 2, 2, 2] : tensor<8x6xi32> -> tensor<2x6xi32>
+    %t = weft.all_reduce %s on @mesh over [0] : tensor<8x6xi32>
     %u = weft.concat %s, %t axis = 0 : (tensor<8x6xi32>, tensor<8x6xi32>) -> tensor<16x6xi32>
-    %v = weft.all_to_all %a over [1] split_dim 3 gather_dim 1 split_sizes [2, 2] gather_sizes [3, 3] : tensor<2x3x5x4x7xf32> -> tensor<2x6x5x2x7xf32>
+    %v = weft.all_to_all %a on @mesh over [1] split_dim 3 gather_dim 1 split_sizes [2, 2] gather_sizes [3, 3] : tensor<2x3x5x4x7xf32> -> tensor<2x6x5x2x7xf32>
     return %l, %u, %v : tensor<2x6xi32>, tensor<16x6xi32>, tensor<2x6x5x2x7xf32>
   }
 }

@@ -27,9 +27,10 @@ func.func @no_axis(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
 
 // -----
 
+weft.mesh @mesh shape = [2]
 func.func @sizes(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   // expected-error @+1 {{the block sizes [4, 2] add up to 6, not 8}}
-  %g = weft.all_gather %x over [0] dim 1 sizes [4, 2] : tensor<4x8xf32> -> tensor<4x8xf32>
+  %g = weft.all_gather %x on @mesh over [0] dim 1 sizes [4, 2] : tensor<4x8xf32> -> tensor<4x8xf32>
   return %g : tensor<4x8xf32>
 }
 

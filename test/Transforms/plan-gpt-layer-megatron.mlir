@@ -24,9 +24,9 @@
 // CHECK: weft.softmax {{.*}} : tensor<1x4x128x128xf16>
 // CHECK: weft.weight "h0.attn.proj.weight" {{.*}} block [1536, 0] of [4096, 4096] {{.*}}: tensor<512x4096xf16>
 // CHECK: %[[ATTN:.*]] = weft.matmul %{{.*}} : (tensor<1x128x512xf16>, tensor<512x4096xf16>) -> tensor<1x128x4096xf16>
-// CHECK: weft.all_reduce %[[ATTN]] over [0] : tensor<1x128x4096xf16>
+// CHECK: weft.all_reduce %[[ATTN]] on @mesh over [0] : tensor<1x128x4096xf16>
 // CHECK: weft.weight "h0.mlp.fc.weight" {{.*}} block [0, 6144] of [4096, 16384] {{.*}}: tensor<4096x2048xf16>
 // CHECK: weft.weight "h0.mlp.proj.weight" {{.*}} block [6144, 0] of [16384, 4096] {{.*}}: tensor<2048x4096xf16>
 // CHECK: %[[MLP:.*]] = weft.matmul %{{.*}} : (tensor<1x128x2048xf16>, tensor<2048x4096xf16>) -> tensor<1x128x4096xf16>
-// CHECK: weft.all_reduce %[[MLP]] over [0] : tensor<1x128x4096xf16>
+// CHECK: weft.all_reduce %[[MLP]] on @mesh over [0] : tensor<1x128x4096xf16>
 // CHECK: return

@@ -12,7 +12,7 @@
 // TP: weft.einsum "bik,kl->bil"{{.*}}weft.sharding = [#weft.sharding<@mesh, {{\[\[}}], [], []], partial [0]>]
 // DEV1: weft.einsum "bij,jk->bik" %{{.*}} : (tensor<4x6x64xf32>, tensor<64x32xf32>) -> tensor<4x6x32xf32>
 // DEV1: %[[P:.*]] = weft.einsum "bik,kl->bil" %{{.*}} : (tensor<4x6x32xf32>, tensor<32x16xf32>) -> tensor<4x6x16xf32>
-// DEV1: weft.all_reduce %[[P]] over [0] : tensor<4x6x16xf32>
+// DEV1: weft.all_reduce %[[P]] on @mesh over [0] : tensor<4x6x16xf32>
 // DP: weft.einsum "bij,jk->bik"{{.*}}weft.sharding = [#weft.sharding<@mesh, {{\[\[}}0], [], []]>]
 func.func @main(%x: tensor<4x6x64xf32>) -> tensor<4x6x16xf32> {
   %w1 = weft.weight "w1" from "none.bin" offset 0 size 16384 checksum "0000000000000000" : tensor<64x64xf32>

@@ -15,7 +15,7 @@
 // DEV1: weft.weight "w2" {{.*}} block [32, 0] of [64, 16] {{.*}}: tensor<32x16xf32>
 // DEV1: weft.matmul {{.*}} -> tensor<8x32xf32>
 // DEV1: weft.matmul {{.*}} -> tensor<8x16xf32>
-// DEV1: %[[SUM:.*]] = weft.all_reduce %{{.*}} over [0] : tensor<8x16xf32>
+// DEV1: %[[SUM:.*]] = weft.all_reduce %{{.*}} on @mesh over [0] : tensor<8x16xf32>
 // DEV1: return %[[SUM]]
 
 // REPL-NOT: weft.all_reduce

@@ -17,7 +17,7 @@ import sys
 ELEMENT_BYTES = {"f16": 2, "bf16": 2, "f32": 4, "f64": 8, "i1": 1, "i8": 1,
                  "i32": 4, "i64": 8}
 OP = re.compile(r"weft\.(all_reduce|all_gather|reduce_scatter|all_to_all|"
-                r"local_slice) %\S+ over \[([0-9, ]*)\].*?: (.*)$")
+                r"local_slice) %\S+ on @\S+ over \[([0-9, ]*)\].*?: (.*)$")
 TENSOR = re.compile(r"tensor<([0-9x]*?)x?([a-z]+[0-9]+)>")
 
 
