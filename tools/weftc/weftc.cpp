@@ -197,7 +197,8 @@ static cl::opt<bool> reportPlan(
     "report",
     cl::desc("Print the sharding plan as a table: each op's shape, sharding, "
              "collectives and predicted time, then devices, totals and the "
-             "ILP (stdout; stderr when -o - writes there)"),
+             "ILP; for a pipeline the stage table, also with --quiet "
+             "(stdout; stderr when -o - writes there)"),
     cl::cat(category));
 static cl::opt<bool> quiet("quiet", cl::desc("Print nothing but errors"),
                            cl::cat(category));
@@ -602,7 +603,7 @@ static llvm::Error checkMeshOptions(int64_t numDevices,
 }
 
 /// Options that cannot go with a pipeline (--stages, --pipeline-file).
-static llvm::Error checkPipelineOptions(bool cuda, int64_t meshDevices) {
+static llvm::Error checkPipelineOptions(int64_t meshDevices) {
   auto conflict = [](const Twine &message) {
     return llvm::createStringError(message);
   };
@@ -622,10 +623,6 @@ static llvm::Error checkPipelineOptions(bool cuda, int64_t meshDevices) {
   if (!pipelineFile.empty() && !meshFlag.empty())
     return conflict("--mesh shapes one mesh, but --pipeline-file gives each "
                     "stage's mesh (\"mesh_shape\"): drop --mesh");
-  if (cuda)
-    return conflict("pipelines (--stages, --pipeline-file) are built for "
-                    "--target=cpu so far: the CUDA backend's transfers "
-                    "between stages are not generated yet");
   if (emitKind == EmitKind::Lib || emitKind == EmitKind::Llvm ||
       emitKind == EmitKind::Obj)
     return conflict("--emit=" + emitName(emitKind) +
@@ -1059,7 +1056,9 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
       return kExitInternal;
     clock.lap("link");
   }
-  if (!quiet) {
+  if (quiet && reportPlan) {
+    printStageTable(summary, info);
+  } else if (!quiet) {
     info << "weftc: pipelined " << modelName << " for " << cluster.name
          << " as " << stages.size() << " stage(s) on " << worldSize
          << " device(s) into " << outputPath << "\n";
@@ -1113,6 +1112,15 @@ int main(int argc, char **argv) {
       "  each of its dimensions is split over ([] keeps it whole):\n"
       "    {\"input\": {\"dims\": [[0], []]}, \"fc1.weight\": {\"dims\": "
       "[[], [1]]}}\n"
+      "\nPipelines (docs/Pipelines.md):\n"
+      "  weftc model.onnx -o out/ --cluster cpu:4 --stages=2 --sharding tp\n"
+      "                                                 # 2 stages of 2 devices\n"
+      "  weftc model.onnx -o out/ --cluster cpu:5 --pipeline-file=p.json\n"
+      "  where p.json gives each stage's devices, mesh shape, sharding and\n"
+      "  the ONNX tensors where it ends (the last stage takes the rest):\n"
+      "    {\"stages\": [{\"devices\": [0, 1], \"mesh_shape\": [2], "
+      "\"ends\": [\"h\"]},\n"
+      "                {\"devices\": [2, 3, 4], \"sharding\": \"dp\"}]}\n"
       "\nOptions, and whether -o can be written, are checked before the "
       "model is read.\n"
       "Exit codes: 0 success, 1 bad model or options (or no CUDA toolkit "
@@ -1211,7 +1219,7 @@ int main(int argc, char **argv) {
   bool pipeline = stagesFlag.getNumOccurrences() || !pipelineFile.empty();
   std::vector<StageRequest> stageRequests;
   if (pipeline) {
-    if (llvm::Error error = checkPipelineOptions(cuda, numDevices))
+    if (llvm::Error error = checkPipelineOptions(numDevices))
       return fail(toString(std::move(error)));
     if (!pipelineFile.empty()) {
       llvm::Expected<std::vector<StageRequest>> read = readPipelineFile(
