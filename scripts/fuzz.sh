@@ -7,6 +7,8 @@
 #   import         ONNX models (lib/Import/ONNX)
 #   cluster-spec   weftc --cluster=FILE (lib/Plan/ClusterSpec.cpp)
 #   sharding-file  weftc --sharding-file (tools/weftc/ShardingFile.cpp)
+#   pipeline-file  weftc --pipeline-file and the stage split
+#                  (tools/weftc/Stages.cpp, lib/Transforms/Pipeline.cpp)
 #   manifest       a package's manifest.json (tools/weft-run/Manifest.cpp)
 #   tensor-pb      .pb tensor files (runtime/core/OnnxTensorFile.cpp)
 #   tensor-npy     .npy tensor files (runtime/core/NpyFile.cpp)
@@ -34,7 +36,8 @@ fi
 seconds=$1
 shift
 
-all_targets=(import cluster-spec sharding-file manifest tensor-pb tensor-npy)
+all_targets=(import cluster-spec sharding-file pipeline-file manifest tensor-pb
+  tensor-npy)
 read -r -a targets <<<"${WEFT_FUZZ_TARGETS:-${all_targets[*]}}"
 for name in "${targets[@]}"; do
   if [[ ! " ${all_targets[*]} " =~ " $name " ]]; then
