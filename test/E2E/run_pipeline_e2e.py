@@ -457,7 +457,10 @@ def main():
                            args.work)
         if pkg:
             last_pkg[name] = pkg
-    memory_model = "gpt" if "gpt" in bases else sorted(bases)[0]
+    # The model whose weights outweigh its activations most: the case is
+    # about weights that no single device holds.
+    memory_model = max(sorted(bases), key=lambda n: bases[n]["weights"] /
+                       max(1, bases[n]["arena"]))
     memory_case(runner, memory_model, models[memory_model],
                 bases[memory_model], args.work)
     if last_pkg:

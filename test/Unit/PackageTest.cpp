@@ -158,16 +158,22 @@ protected:
   std::string errors;
 };
 
+// Version 2: one mesh of one device, and the device's stage and coordinates.
 TEST_F(PackageTest, SingleDeviceManifestIsUnchanged) {
   ASSERT_TRUE(succeeded(writeOut(contents({0}, {}, 1), false))) << errors;
   std::string expected =
-      std::string("{\n  \"format\": \"weft-package\",\n  \"version\": 1,\n"
+      std::string("{\n  \"format\": \"weft-package\",\n  \"version\": 2,\n"
                   "  \"weft_version\": \"") +
       WEFT_VERSION_STRING +
       "\",\n  \"model\": \"m.onnx\",\n  \"kind\": \"executable\",\n"
       "  \"target\": {\n    \"backend\": \"cpu\",\n    \"mcpu\": "
       "\"x86-64-v3\",\n    \"mattr\": \"\"\n  },\n"
-      "  \"devices\": [\n    {\n      \"id\": 0,\n      \"backend\": "
+      "  \"meshes\": [\n    {\n      \"name\": \"mesh\",\n      \"shape\": "
+      "[\n        1\n      ],\n      \"devices\": [\n        0\n      ]\n"
+      "    }\n  ],\n"
+      "  \"devices\": [\n    {\n      \"id\": 0,\n      \"stage\": 0,\n"
+      "      \"mesh\": \"mesh\",\n      \"coords\": [\n        0\n      ],\n"
+      "      \"backend\": "
       "\"cpu\",\n      \"executable\": \"bin/dev0\",\n      \"weights\": "
       "\"weights/dev0.bin\",\n      \"arena_bytes\": 1024\n    }\n  ],\n"
       "  \"inputs\": [\n    {\n      \"name\": \"x\",\n      \"dtype\": "
@@ -286,7 +292,8 @@ TEST_F(PackageTest, OldPackageIsReplacedWhole) {
   ASSERT_TRUE(succeeded(writeOut(contents({0}, {1}, 1), false))) << errors;
   EXPECT_FALSE(fs::exists(path("out/bin/dev1")));
   EXPECT_FALSE(fs::exists(path("out/weights/dev1.bin")));
-  EXPECT_EQ(read("out/manifest.json").find("\"mesh\""), std::string::npos);
+  // One device: no mesh shape (version 1's key) is left from the old one.
+  EXPECT_EQ(read("out/manifest.json").find("\"mesh\": {"), std::string::npos);
 }
 
 } // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <limits>
 #include <random>
@@ -15,7 +16,9 @@ namespace {
 
 /// The smallest largest-run sum over every way to cut `costs` into `stages`
 /// non-empty runs, by enumeration.
-double bruteForceBest(const std::vector<double> &costs, int64_t stages) {
+double bruteForceBest(const std::vector<double> &costs, int64_t stages,
+                      const std::vector<double> &memory = {},
+                      double cap = 0) {
   int64_t n = costs.size();
   double best = std::numeric_limits<double>::infinity();
   std::vector<int64_t> cuts;
@@ -28,8 +31,14 @@ double bruteForceBest(const std::vector<double> &costs, int64_t stages) {
       bounds.push_back(n);
       for (int64_t end : bounds) {
         run = 0;
-        for (int64_t i = start; i < end; ++i)
+        double held = 0;
+        for (int64_t i = start; i < end; ++i) {
           run += costs[i];
+          if (!memory.empty())
+            held += memory[i];
+        }
+        if (!memory.empty() && held > cap)
+          return; // This cut does not fit.
         worst = std::max(worst, run);
         start = end;
       }
@@ -73,6 +82,47 @@ TEST(StageCut, MatchesBruteForce) {
           << "n " << n << " stages " << stages;
     }
   }
+}
+
+TEST(StageCut, FastestCutWithinMemoryMatchesBruteForce) {
+  std::mt19937 rng(23);
+  std::uniform_real_distribution<double> cost(0.0, 10.0);
+  std::uniform_int_distribution<int> bytes(0, 9);
+  int constrained = 0, impossible = 0;
+  for (int trial = 0; trial < 300; ++trial) {
+    int64_t n = 2 + trial % 10;
+    std::vector<double> costs(n), memory(n);
+    for (int64_t i = 0; i < n; ++i) {
+      costs[i] = cost(rng);
+      memory[i] = bytes(rng);
+    }
+    double total = 0;
+    for (double m : memory)
+      total += m;
+    for (int64_t stages = 1; stages <= std::min<int64_t>(n, 4); ++stages) {
+      double cap = std::floor(total / stages) + trial % 3;
+      double expected = bruteForceBest(costs, stages, memory, cap);
+      StageCut cut = balancedCut(costs, stages, memory, cap);
+      ASSERT_EQ(cut.memory.size(), static_cast<size_t>(stages));
+      if (std::isinf(expected)) {
+        // No cut fits: the fastest cut regardless, said so.
+        ++impossible;
+        EXPECT_FALSE(cut.withinMemory);
+        EXPECT_NEAR(*std::max_element(cut.work.begin(), cut.work.end()),
+                    bruteForceBest(costs, stages), 1e-9);
+        continue;
+      }
+      EXPECT_TRUE(cut.withinMemory);
+      for (double held : cut.memory)
+        EXPECT_LE(held, cap);
+      double worst = *std::max_element(cut.work.begin(), cut.work.end());
+      EXPECT_NEAR(worst, expected, 1e-9) << "n " << n << " stages " << stages;
+      constrained += expected > bruteForceBest(costs, stages) + 1e-9;
+    }
+  }
+  // The cap changed the answer in some cases and made others impossible.
+  EXPECT_GT(constrained, 10);
+  EXPECT_GT(impossible, 10);
 }
 
 TEST(StageCut, ZeroCostOpsStillGiveNonEmptyStages) {

@@ -10,6 +10,7 @@
 #include "llvm/ADT/SetVector.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <limits>
 #include <set>
 
 using namespace mlir;
@@ -325,17 +326,45 @@ FailureOr<StageAssignment> mlir::weft::assignBalancedStages(
     std::vector<double> &work) {
   Block &body = func.getBody().front();
   SmallVector<Operation *> ops;
-  std::vector<double> costs;
+  std::vector<double> costs, weightBytes;
   for (Operation &op : body.without_terminator()) {
     ops.push_back(&op);
-    if (!isReplicableOp(&op))
-      costs.push_back(opSecondsOnOneDevice(&op, cluster, devices.front()));
+    if (isReplicableOp(&op))
+      continue;
+    costs.push_back(opSecondsOnOneDevice(&op, cluster, devices.front()));
+    // The weights and constants the op reads, which its stage holds.
+    double bytes = 0;
+    for (Value operand : op.getOperands())
+      if (Operation *producer = operand.getDefiningOp();
+          producer && isReplicableOp(producer))
+        bytes += tensorBytes(operand.getType());
+    weightBytes.push_back(bytes);
   }
   if (numStages > static_cast<int64_t>(costs.size()))
     return func.emitError() << "--stages=" << numStages << ": the model has "
                             << costs.size()
                             << " ops to compute, fewer than the stages";
-  plan::StageCut cut = plan::balancedCut(costs, numStages);
+  // Every stage's weights should fit its smallest device even replicated:
+  // the fastest cut among those, so that a model no single device holds is
+  // spread over the stages (the planner then checks arenas and splits).
+  double memory = std::numeric_limits<double>::infinity();
+  for (int device : devices)
+    memory = std::min(memory,
+                      cluster.kinds[cluster.devices[device].kind].memoryBytes);
+  plan::StageCut cut =
+      plan::balancedCut(costs, numStages, weightBytes, memory);
+  if (!cut.withinMemory) {
+    double most = 0;
+    for (double bytes : cut.memory)
+      most = std::max(most, bytes);
+    func.emitWarning() << "--stages=" << numStages << ": no cut into "
+                       << numStages << " stages keeps every stage's weights "
+                       << "within a device's memory ("
+                       << static_cast<int64_t>(memory)
+                       << " bytes); cut by predicted time alone, the largest "
+                       << "stage holding " << static_cast<int64_t>(most)
+                       << " bytes of weights";
+  }
   StageAssignment assignment;
   assignment.numStages = static_cast<int>(numStages);
   int64_t computeIndex = 0;

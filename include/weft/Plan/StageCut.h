@@ -25,6 +25,11 @@ struct StageCut {
   std::vector<int64_t> firstOp;
   /// The summed cost of each stage's ops.
   std::vector<double> work;
+  /// The summed memory of each stage's ops (empty without memory figures).
+  std::vector<double> memory;
+  /// False when no cut keeps every stage within the memory cap: the cut is
+  /// then the best one ignoring memory.
+  bool withinMemory = true;
 };
 
 /// Cuts `costs` (one per op, >= 0, in order) into `stages` non-empty
@@ -32,7 +37,14 @@ struct StageCut {
 /// that puts the later boundary earliest. Needs 1 <= stages <= costs.size().
 /// Exact (dynamic programming over prefix sums), O(stages * n^2) with an
 /// early exit that makes the common case near linear.
-StageCut balancedCut(llvm::ArrayRef<double> costs, int64_t stages);
+///
+/// With `memory` (one figure per op, e.g. the bytes of the weights it
+/// reads), only cuts whose every stage sums to at most `memoryCap` are
+/// considered: the fastest cut among those that fit, so that a model whose
+/// weights fit no single device is spread over the stages.
+StageCut balancedCut(llvm::ArrayRef<double> costs, int64_t stages,
+                     llvm::ArrayRef<double> memory = {},
+                     double memoryCap = 0);
 
 /// Deals `devices` (>= work.size()) devices out to stages: one each, then
 /// each further device to the stage with the largest work per device
