@@ -42,9 +42,10 @@ unit_tests=(
   test/Unit/WeftPlanStageCutTests
 )
 # Hand-written device programs linked with the sanitized runtime, and the
-# collectives under mpirun.
+# collectives and pipelines (several meshes, transfers) under mpirun.
 programs=(WeftDriverTestProgram WeftMeshTestProgram2 WeftMeshTestProgram4
-  WeftCollectivesTest)
+  WeftCollectivesTest WeftPipelineTest WeftPipelineTestStage0
+  WeftPipelineTestStage1)
 # The CI subset of the end-to-end tests: a device program checking its
 # outputs (.pb inputs), reading .npy inputs, benchmarking on 2 OpenMP
 # threads; a 2-rank mesh program under mpirun; the collectives on 2 ranks.
