@@ -331,17 +331,22 @@ def memory_case(runner, name, model, base, work):
                       "(weights %d bytes): weftc %s, expected exit 1" %
                       (budget, base["weights"], describe_rc(rc)), cmd, text)
         return
-    for stages in (2, 3, 4):
-        pkg = os.path.join(work, "mem", "%s-%d" % (name, stages))
+    # Replicated stages first; a single weight larger than the budget needs
+    # splitting inside its stage (auto).
+    for sharding, stages in itertools.product(("replicate", "auto"),
+                                              (2, 3, 4)):
+        pkg = os.path.join(work, "mem", "%s-%s-%d" % (name, sharding, stages))
         rc, secs, text, cmd = runner.compile(
             model, pkg, ["--cluster", "cpu:4", "--stages=%d" % stages,
-                         "--sharding=replicate", "--device-memory=%d" % budget])
+                         "--sharding=" + sharding,
+                         "--device-memory=%d" % budget])
         if rc == 0:
             break
     label["stages"], label["compile"] = stages, secs
+    label["sharding"] = sharding
     if rc != 0:
-        runner.report(label, False, "no pipeline of 2-4 stages fits %d bytes" %
-                      budget, cmd, text)
+        runner.report(label, False, "no pipeline of 2-4 stages, replicated "
+                      "or auto, fits %d bytes" % budget, cmd, text)
         return
     manifest = load(os.path.join(pkg, "manifest.json"))
     for device, weights in zip(manifest["devices"], manifest["weights"]):
