@@ -79,46 +79,14 @@ std::string mlir::weft::shortSharding(ShardingAttr sharding) {
   return s;
 }
 
-PlanSummary mlir::weft::summarizePlan(ModuleOp planned, ModuleOp device0,
-                                      const AutoShardOptions &options,
-                                      const AutoShardReport &report,
-                                      std::vector<DeviceSummary> devices,
-                                      bool compiled, StringRef modelName) {
-  PlanSummary plan;
-  plan.modelName = modelName.str();
-  plan.clusterName = options.cluster.name;
-  plan.mesh = options.cluster.meshes[options.mesh].shape;
-  for (int device : options.cluster.meshes[options.mesh].devices)
-    plan.meshDevices.push_back(device);
-  plan.mode = options.mode;
-  plan.objective = options.objective;
-  plan.report = report;
-  plan.devices = std::move(devices);
-  plan.compiled = compiled;
-
-  std::vector<Operation *> ops;
-  if (auto func = planned.lookupSymbol<func::FuncOp>("main"))
-    func.walk([&](Operation *op) {
-      auto shardings = op->getAttrOfType<ArrayAttr>(kShardingAttr);
-      if (!shardings)
-        return;
-      PlannedOp p;
-      p.name = nameOf(op);
-      p.kind = op->getName().getStringRef().str();
-      for (Type t : op->getResultTypes())
-        p.types.push_back(dyn_cast<RankedTensorType>(t));
-      for (Attribute a : shardings)
-        p.shardings.push_back(dyn_cast<ShardingAttr>(a));
-      if (auto t = op->getAttrOfType<FloatAttr>(kPredictedSecondsAttr))
-        p.seconds = t.getValueAsDouble();
-      plan.totalSeconds += p.seconds;
-      plan.ops.push_back(std::move(p));
-      ops.push_back(op);
-    });
-
-  auto func = device0.lookupSymbol<func::FuncOp>("main");
+/// The collectives of a device's partitioned program, each with the index
+/// in `ops` (the planned ops in order) of the op it brings operands to.
+static std::vector<PlannedCollective>
+collectivesOf(ModuleOp device, const std::vector<Operation *> &ops) {
+  auto func = device.lookupSymbol<func::FuncOp>("main");
+  std::vector<PlannedCollective> collectives;
   if (!func)
-    return plan;
+    return collectives;
   // The partitioner brings each op's operands into shape right before the
   // op's local copy, and the outputs whole right before the return, so a
   // collective belongs to the next planned op at its location; a cursor
@@ -157,8 +125,50 @@ PlanSummary mlir::weft::summarizePlan(ModuleOp planned, ModuleOp device0,
       if (c.op < 0)
         c.op = find(&op, 0, /*sameKind=*/false);
     }
-    plan.collectives.push_back(std::move(c));
+    collectives.push_back(std::move(c));
   }
+  return collectives;
+}
+
+PlanSummary mlir::weft::summarizePlan(ModuleOp planned, ModuleOp device0,
+                                      const AutoShardOptions &options,
+                                      const AutoShardReport &report,
+                                      std::vector<DeviceSummary> devices,
+                                      bool compiled, StringRef modelName) {
+  PlanSummary plan;
+  plan.modelName = modelName.str();
+  plan.clusterName = options.cluster.name;
+  plan.mesh = options.cluster.meshes[options.mesh].shape;
+  for (int device : options.cluster.meshes[options.mesh].devices)
+    plan.meshDevices.push_back(device);
+  plan.mode = options.mode;
+  plan.objective = options.objective;
+  plan.report = report;
+  plan.devices = std::move(devices);
+  plan.compiled = compiled;
+
+  std::vector<Operation *> ops;
+  if (auto func = planned.lookupSymbol<func::FuncOp>("main"))
+    func.walk([&](Operation *op) {
+      auto shardings = op->getAttrOfType<ArrayAttr>(kShardingAttr);
+      if (!shardings)
+        return;
+      PlannedOp p;
+      p.name = nameOf(op);
+      p.kind = op->getName().getStringRef().str();
+      for (Type t : op->getResultTypes())
+        p.types.push_back(dyn_cast<RankedTensorType>(t));
+      for (Attribute a : shardings)
+        p.shardings.push_back(dyn_cast<ShardingAttr>(a));
+      if (auto t = op->getAttrOfType<FloatAttr>(kPredictedSecondsAttr))
+        p.seconds = t.getValueAsDouble();
+      plan.totalSeconds += p.seconds;
+      plan.ops.push_back(std::move(p));
+      ops.push_back(op);
+    });
+
+  plan.collectives = collectivesOf(device0, ops);
+  plan.plannedOps = ops;
   return plan;
 }
 
@@ -227,6 +237,35 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
           });
           json.attribute("input_bytes", c.inputBytes);
           json.attribute("output_bytes", c.outputBytes);
+        });
+    });
+    // Each distinct program's collectives (devices with equal blocks share
+    // a program; "collectives" above are device 0's).
+    json.attributeArray("programs", [&] {
+      for (const ProgramSummary &p : plan.programs)
+        json.object([&] {
+          json.attribute("id", p.id);
+          json.attributeArray("devices", [&] {
+            for (int64_t d : p.devices)
+              json.value(d);
+          });
+          json.attributeArray("collectives", [&] {
+            for (const PlannedCollective &c : p.collectives)
+              json.object([&] {
+                json.attribute("kind", c.kind);
+                json.attribute("for", c.forName);
+                if (c.op >= 0)
+                  json.attribute("op", c.op);
+                else
+                  json.attribute("op", nullptr);
+                json.attributeArray("axes", [&] {
+                  for (int16_t a : c.axes)
+                    json.value(a);
+                });
+                json.attribute("input_bytes", c.inputBytes);
+                json.attribute("output_bytes", c.outputBytes);
+              });
+          });
         });
     });
     json.attributeArray("devices", [&] {
@@ -434,4 +473,13 @@ void mlir::weft::printPlanReport(const PlanSummary &plan,
                       report.liveSets, sol.numVariables, sol.numConstraints,
                       sol.nodesAfterReduction, report.buildSeconds,
                       sol.solveSeconds, outcome);
+}
+
+void mlir::weft::addProgram(PlanSummary &plan, ModuleOp device,
+                            std::vector<int64_t> devices) {
+  ProgramSummary program;
+  program.id = static_cast<int>(plan.programs.size());
+  program.devices = std::move(devices);
+  program.collectives = collectivesOf(device, plan.plannedOps);
+  plan.programs.push_back(std::move(program));
 }

@@ -54,6 +54,14 @@ struct PlannedCollective {
   int op = -1;
 };
 
+/// One distinct partitioned program: the devices that run it and its
+/// collectives.
+struct ProgramSummary {
+  int id = 0;
+  std::vector<int64_t> devices;
+  std::vector<PlannedCollective> collectives;
+};
+
 /// Everything plan.json and --report say.
 struct PlanSummary {
   std::string modelName, clusterName;
@@ -65,6 +73,10 @@ struct PlanSummary {
   AutoShardReport report;
   std::vector<PlannedOp> ops;
   std::vector<PlannedCollective> collectives;
+  /// Every distinct partitioned program (addProgram).
+  std::vector<ProgramSummary> programs;
+  /// The planned ops in order, which collectives' "op" indexes.
+  std::vector<Operation *> plannedOps;
   std::vector<DeviceSummary> devices;
   /// False for --emit=plan: no program was compiled, arenas are unknown.
   bool compiled = false;
@@ -79,6 +91,10 @@ PlanSummary summarizePlan(ModuleOp planned, ModuleOp device0,
                           const AutoShardReport &report,
                           std::vector<DeviceSummary> devices, bool compiled,
                           StringRef modelName);
+
+/// Adds a distinct partitioned program run by `devices` (before codegen).
+void addProgram(PlanSummary &plan, ModuleOp device,
+                std::vector<int64_t> devices);
 
 /// plan.json's text (docs/Sharding.md).
 std::string planJson(const PlanSummary &plan);

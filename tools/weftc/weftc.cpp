@@ -1362,11 +1362,13 @@ int main(int argc, char **argv) {
     // of each weight they hold: the first of them is partitioned, the
     // others get a copy with their weights' blocks moved.
     std::map<std::string, OwningOpRef<ModuleOp>> partitionedByKey;
+    std::vector<std::string> keyOfDevice;
     for (int64_t k = 0; k < numDevices; ++k) {
       FailureOr<std::string> key = blockShapeKey(*module, k, kMeshName);
       if (failed(key))
         return kExitInternal;
       OwningOpRef<ModuleOp> device;
+      keyOfDevice.push_back(*key);
       if (auto it = partitionedByKey.find(*key); it != partitionedByKey.end()) {
         device = it->second->clone();
         if (failed(retargetPartition(*module, *device, k, kMeshName)))
@@ -1398,6 +1400,26 @@ int main(int argc, char **argv) {
     PlanSummary planSummary =
         summarizePlan(*module, *device0, shardOptions, report, summaries,
                       /*compiled=*/!stopAfterPartition, modelName);
+    // The distinct programs: compiled ones as codegen merged them, else one
+    // per distinct partitioning (block shapes).
+    {
+      std::map<std::string, std::vector<int64_t>> devicesOfProgram;
+      std::map<std::string, std::string> representative;
+      for (int64_t k = 0; k < numDevices; ++k) {
+        std::string id = stopAfterPartition
+                             ? keyOfDevice[k]
+                             : std::to_string(summaries[k].program);
+        devicesOfProgram[id].push_back(k);
+        representative.try_emplace(id, keyOfDevice[k]);
+      }
+      std::vector<std::pair<int64_t, std::string>> order;
+      for (auto &[id, devices] : devicesOfProgram)
+        order.push_back({devices.front(), id});
+      llvm::sort(order);
+      for (auto &[first, id] : order)
+        addProgram(planSummary, *partitionedByKey[representative[id]],
+                   devicesOfProgram[id]);
+    }
     contents.planJson = planJson(planSummary);
     // Text for people goes where the plan does not.
     llvm::raw_ostream &info = outputPath == "-" ? llvm::errs() : llvm::outs();
