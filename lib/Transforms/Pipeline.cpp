@@ -154,7 +154,6 @@ LogicalResult mlir::weft::splitIntoStages(ModuleOp module,
       resultTypes.push_back(result.getType());
     auto stageOp = StageOp::create(b, func.getLoc(), resultTypes,
                                    meshRefs[stage], operands);
-    stageOp->setAttr("weft.stage_index", b.getI64IntegerAttr(stage));
     Block &stageBody = stageOp.getBodyBlock();
     IRMapping mapping;
     for (auto [input, arg] : llvm::zip(plan.inputs, stageBody.getArguments()))
