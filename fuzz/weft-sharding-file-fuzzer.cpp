@@ -13,6 +13,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "FuzzSupport.h"
+#include "OnnxModelBuilder.h"
 
 #include "../tools/weftc/ShardingFile.h"
 
@@ -35,47 +36,9 @@ namespace fuzz = ::weft::fuzz;
 
 static const char kTarget[] = "weft-sharding-file-fuzzer";
 
-static void addTensor(onnx::GraphProto &graph, const std::string &name,
-                      std::vector<int64_t> dims, bool isInt64 = false) {
-  onnx::TensorProto *tensor = graph.add_initializer();
-  tensor->set_name(name);
-  int64_t count = 1;
-  for (int64_t d : dims) {
-    tensor->add_dims(d);
-    count *= d;
-  }
-  if (isInt64) {
-    tensor->set_data_type(onnx::TensorProto::INT64);
-    for (int64_t i = 0; i < count; ++i)
-      tensor->add_int64_data(dims.size() == 1 && count == 2 ? (i ? 8 : 2) : 1);
-    return;
-  }
-  tensor->set_data_type(onnx::TensorProto::FLOAT);
-  for (int64_t i = 0; i < count; ++i)
-    tensor->add_float_data(0.25f * static_cast<float>(i % 7));
-}
-
-static void
-addValue(google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> *list,
-         const std::string &name, std::vector<int64_t> dims) {
-  onnx::ValueInfoProto *info = list->Add();
-  info->set_name(name);
-  onnx::TypeProto::Tensor *type = info->mutable_type()->mutable_tensor_type();
-  type->set_elem_type(onnx::TensorProto::FLOAT);
-  for (int64_t d : dims)
-    type->mutable_shape()->add_dim()->set_dim_value(d);
-}
-
-static void addNode(onnx::GraphProto &graph, const std::string &op,
-                    std::vector<std::string> inputs,
-                    const std::string &output) {
-  onnx::NodeProto *node = graph.add_node();
-  node->set_op_type(op);
-  node->set_name(op + "_" + output);
-  for (const std::string &input : inputs)
-    node->add_input(input);
-  node->add_output(output);
-}
+using fuzz::addNode;
+using fuzz::addTensor;
+using fuzz::addValue;
 
 /// The serialized model every input is applied to:
 ///   y = Reshape(MatMul(Identity(Relu(MatMul(x, w1) + b1)), w2), [2, 8])

@@ -233,10 +233,11 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
                  static_cast<long long>(signature->weightsBytes),
                  static_cast<long long>(signature->arenaBytes),
                  signature->ops.size());
+    std::string mesh;
+    for (int64_t d : signature->mesh)
+      mesh += (mesh.empty() ? "" : ",") + std::to_string(d);
     if (signature->pipeline() && signature->multiRank()) {
-      std::string mesh, ranks;
-      for (int64_t d : signature->mesh)
-        mesh += (mesh.empty() ? "" : ",") + std::to_string(d);
+      std::string ranks;
       for (int32_t r : signature->meshWorldRanks)
         ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
       long long world = static_cast<long long>(signature->worldSize);
@@ -248,9 +249,6 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
                    "and checks the outputs\n",
                    world, mesh.empty() ? "1" : mesh.c_str(), ranks.c_str());
     } else if (signature->meshDevices > 1) {
-      std::string mesh;
-      for (int64_t d : signature->mesh)
-        mesh += (mesh.empty() ? "" : ",") + std::to_string(d);
       long long devices = static_cast<long long>(signature->meshDevices);
       std::fprintf(out,
                    "  one device of the mesh [%s]: run all %lld devices with "

@@ -222,23 +222,26 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
           json.attribute("predicted_seconds", op.seconds);
         });
     });
-    json.attributeArray("collectives", [&] {
-      for (const PlannedCollective &c : plan.collectives)
-        json.object([&] {
-          json.attribute("kind", c.kind);
-          json.attribute("for", c.forName);
-          if (c.op >= 0)
-            json.attribute("op", c.op);
-          else
-            json.attribute("op", nullptr);
-          json.attributeArray("axes", [&] {
-            for (int16_t a : c.axes)
-              json.value(a);
+    auto writeCollectives = [&](const std::vector<PlannedCollective> &list) {
+      json.attributeArray("collectives", [&] {
+        for (const PlannedCollective &c : list)
+          json.object([&] {
+            json.attribute("kind", c.kind);
+            json.attribute("for", c.forName);
+            if (c.op >= 0)
+              json.attribute("op", c.op);
+            else
+              json.attribute("op", nullptr);
+            json.attributeArray("axes", [&] {
+              for (int16_t a : c.axes)
+                json.value(a);
+            });
+            json.attribute("input_bytes", c.inputBytes);
+            json.attribute("output_bytes", c.outputBytes);
           });
-          json.attribute("input_bytes", c.inputBytes);
-          json.attribute("output_bytes", c.outputBytes);
-        });
-    });
+      });
+    };
+    writeCollectives(plan.collectives);
     // Each distinct program's collectives (devices with equal blocks share
     // a program; "collectives" above are device 0's).
     json.attributeArray("programs", [&] {
@@ -249,23 +252,7 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
             for (int64_t d : p.devices)
               json.value(d);
           });
-          json.attributeArray("collectives", [&] {
-            for (const PlannedCollective &c : p.collectives)
-              json.object([&] {
-                json.attribute("kind", c.kind);
-                json.attribute("for", c.forName);
-                if (c.op >= 0)
-                  json.attribute("op", c.op);
-                else
-                  json.attribute("op", nullptr);
-                json.attributeArray("axes", [&] {
-                  for (int16_t a : c.axes)
-                    json.value(a);
-                });
-                json.attribute("input_bytes", c.inputBytes);
-                json.attribute("output_bytes", c.outputBytes);
-              });
-          });
+          writeCollectives(p.collectives);
         });
     });
     json.attributeArray("devices", [&] {

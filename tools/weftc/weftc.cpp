@@ -666,6 +666,50 @@ static ::weft::OutputPathRule outputRule(int64_t numDevices) {
   return rule;
 }
 
+/// --emit=mlir for several devices: writes each (file name, text) into
+/// the folder -o names. Returns 0, or 1 after reporting why it could not.
+static int writeFolder(ArrayRef<std::pair<std::string, std::string>> files) {
+  auto fail = [](const Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "weftc") << msg << "\n";
+    return kExitBadInput;
+  };
+  if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
+    return fail("cannot create " + outputPath + ": " + ec.message());
+  std::string error;
+  for (const auto &[name, text] : files) {
+    SmallString<256> path(outputPath);
+    llvm::sys::path::append(path, name);
+    auto out = openOutputFile(path, &error);
+    if (!out)
+      return fail("cannot open " + path.str() + ": " + error);
+    out->os() << text;
+    out->keep();
+  }
+  return 0;
+}
+
+/// --emit=plan: plan.json into the folder -o names, or into the .json file
+/// (or stdout) it names. Returns 0, or 1 after reporting why it could not.
+static int writePlanOutput(StringRef planJson) {
+  auto fail = [](const Twine &msg) {
+    llvm::WithColor::error(llvm::errs(), "weftc") << msg << "\n";
+    return kExitBadInput;
+  };
+  SmallString<256> planPath(outputPath);
+  if (outputPath != "-" && !StringRef(outputPath).ends_with(".json")) {
+    if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
+      return fail("cannot create " + outputPath + ": " + ec.message());
+    llvm::sys::path::append(planPath, "plan.json");
+  }
+  std::string error;
+  auto out = openOutputFile(planPath, &error);
+  if (!out)
+    return fail("cannot open " + planPath.str() + ": " + error);
+  out->os() << planJson;
+  out->keep();
+  return 0;
+}
+
 /// A device program compiled once, shared by every device whose
 /// partitioned program (weights laid out) prints the same.
 struct CompiledProgram {
@@ -1016,39 +1060,21 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
   std::string error;
   llvm::raw_ostream &info = outputPath == "-" ? llvm::errs() : llvm::outs();
   if (emitKind == EmitKind::Mlir) {
-    // OUT/plan.json, OUT/pipeline.mlir (stages and transfers) and
-    // OUT/dev<k>.mlir (each rank's program before codegen).
-    if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
-      return fail("cannot create " + outputPath + ": " + ec.message());
+    // OUT/dev<k>.mlir (each rank's program before codegen),
+    // OUT/pipeline.mlir (stages and transfers) and OUT/plan.json.
+    std::vector<std::pair<std::string, std::string>> files;
+    for (auto [rank, text] : llvm::enumerate(printed))
+      files.push_back({"dev" + std::to_string(rank) + ".mlir", text});
     std::string pipelineText;
     llvm::raw_string_ostream os(pipelineText);
     module.print(os);
-    printed.push_back(pipelineText);
-    printed.push_back(contents.planJson);
-    for (size_t k = 0; k < printed.size(); ++k) {
-      SmallString<256> path(outputPath);
-      llvm::sys::path::append(
-          path, k == printed.size() - 1   ? std::string("plan.json")
-                : k == printed.size() - 2 ? std::string("pipeline.mlir")
-                                          : "dev" + std::to_string(k) + ".mlir");
-      auto out = openOutputFile(path, &error);
-      if (!out)
-        return fail("cannot open " + path.str() + ": " + error);
-      out->os() << printed[k];
-      out->keep();
-    }
+    files.push_back({"pipeline.mlir", pipelineText});
+    files.push_back({"plan.json", contents.planJson});
+    if (int code = writeFolder(files))
+      return code;
   } else if (emitKind == EmitKind::Plan) {
-    SmallString<256> planPath(outputPath);
-    if (outputPath != "-" && !StringRef(outputPath).ends_with(".json")) {
-      if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
-        return fail("cannot create " + outputPath + ": " + ec.message());
-      llvm::sys::path::append(planPath, "plan.json");
-    }
-    auto out = openOutputFile(planPath, &error);
-    if (!out)
-      return fail("cannot open " + planPath.str() + ": " + error);
-    out->os() << contents.planJson;
-    out->keep();
+    if (int code = writePlanOutput(contents.planJson))
+      return code;
   } else {
     RuntimeLocation runtime = findRuntime(argv0);
     if (failed(writePackage(contents, runtime, outputPath,
@@ -1426,31 +1452,15 @@ int main(int argc, char **argv) {
     if (emitKind == EmitKind::Mlir) {
       // OUT/plan.json and OUT/dev<k>.mlir: what each device runs, before
       // codegen (collectives and weight blocks as weft ops).
-      if (std::error_code ec = llvm::sys::fs::create_directories(outputPath))
-        return fail("cannot create " + outputPath + ": " + ec.message());
-      for (int64_t k = 0; k <= numDevices; ++k) {
-        SmallString<256> path(outputPath);
-        llvm::sys::path::append(
-            path, k == numDevices ? std::string("plan.json")
-                                  : "dev" + std::to_string(k) + ".mlir");
-        auto out = openOutputFile(path, &error);
-        if (!out)
-          return fail("cannot open " + path.str() + ": " + error);
-        out->os() << (k == numDevices ? contents.planJson : partitioned[k]);
-        out->keep();
-      }
+      std::vector<std::pair<std::string, std::string>> files;
+      for (auto [k, text] : llvm::enumerate(partitioned))
+        files.push_back({"dev" + std::to_string(k) + ".mlir", text});
+      files.push_back({"plan.json", contents.planJson});
+      if (int code = writeFolder(files))
+        return code;
     } else if (emitKind == EmitKind::Plan) {
-      SmallString<256> planPath(outputPath);
-      if (outputPath != "-" && !StringRef(outputPath).ends_with(".json")) {
-        if (std::error_code ec = llvm::sys::fs::create_directories(planPath))
-          return fail("cannot create " + outputPath + ": " + ec.message());
-        llvm::sys::path::append(planPath, "plan.json");
-      }
-      auto out = openOutputFile(planPath, &error);
-      if (!out)
-        return fail("cannot open " + planPath.str() + ": " + error);
-      out->os() << contents.planJson;
-      out->keep();
+      if (int code = writePlanOutput(contents.planJson))
+        return code;
     } else {
       RuntimeLocation runtime = findRuntime(argv[0]);
       if (failed(writePackage(contents, runtime, outputPath,
