@@ -94,7 +94,14 @@ std::string mlir::weft::buildProgramSignature(ModuleOp module,
     for (int64_t rank : ranks.asArrayRef())
       mesh += " " + std::to_string(rank);
     mesh += "\n";
+    if (auto collector =
+            module->getAttrOfType<IntegerAttr>(kProgramCollectorRankAttr))
+      mesh += "collector " + std::to_string(collector.getInt()) + "\n";
   }
+  // A microbatch's program: the driver runs it M times per batch.
+  if (auto micro = module->getAttrOfType<IntegerAttr>(kProgramMicrobatchesAttr))
+    if (micro.getInt() > 1)
+      mesh += "microbatches " + std::to_string(micro.getInt()) + "\n";
   // A GPU program names its architectures: the runtime refuses older GPUs.
   std::string target;
   if (auto archs = module->getAttrOfType<DenseI32ArrayAttr>(kGpuArchsAttr)) {

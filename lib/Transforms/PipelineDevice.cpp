@@ -31,7 +31,7 @@ namespace plan = ::weft::plan;
 namespace {
 /// One end of a transfer.
 struct TransferEnd {
-  int stage = 0; // INT_MAX: the model's outputs on rank 0.
+  int stage = 0; // INT_MAX: the model's outputs on the collector.
   FlatSymbolRefAttr mesh;
   std::vector<int64_t> meshShape;
   std::vector<int64_t> ranks;
@@ -78,11 +78,25 @@ static std::string shardingText(Attribute attr) {
   return text;
 }
 
+int64_t mlir::weft::collectorRank(ModuleOp pipeline) {
+  auto main = pipeline.lookupSymbol<func::FuncOp>("main");
+  StageOp last;
+  for (StageOp stage : main.getOps<StageOp>())
+    last = stage;
+  if (!last)
+    return 0;
+  auto mesh = pipeline.lookupSymbol<MeshOp>(last.getMesh());
+  if (!mesh || !mesh.getDevices() || mesh.getDevices()->empty())
+    return 0;
+  return *llvm::min_element(*mesh.getDevices());
+}
+
 /// Every transfer of the job (the pipeline's weft.transfer ops, then the
-/// collection of each model output that a stage computes on rank 0),
-/// planned and in key order, with the tags of their pieces.
+/// collection of each model output that a stage computes on the collector
+/// rank), planned and in key order, with the tags of their pieces.
 static FailureOr<std::vector<PlannedTransfer>> planTransfers(ModuleOp pipeline) {
   auto main = pipeline.lookupSymbol<func::FuncOp>("main");
+  int64_t collector = collectorRank(pipeline);
   DenseMap<Operation *, int> stageIndex;
   for (auto [k, stage] : llvm::enumerate(main.getOps<StageOp>()))
     stageIndex[stage] = static_cast<int>(k);
@@ -132,10 +146,10 @@ static FailureOr<std::vector<PlannedTransfer>> planTransfers(ModuleOp pipeline) 
     t.source = endOf(pipeline, from, stageIndex[stage]);
     t.target.stage = INT_MAX;
     t.target.meshShape = {1};
-    t.target.ranks = {0};
+    t.target.ranks = {collector};
     t.target.sharding = TensorSharding::replicated(t.type.getRank());
     t.sourceText = shardingText(from);
-    t.targetText = "whole on rank 0";
+    t.targetText = "whole on rank " + std::to_string(collector);
     transfers.push_back(std::move(t));
   }
   for (PlannedTransfer &t : transfers) {
@@ -225,7 +239,7 @@ static Value assembleGrid(OpBuilder &b, Location loc,
 }
 
 /// A tensor of `type` with every element zero: the empty block of an
-/// uneven split, and the outputs of ranks other than 0.
+/// uneven split, and the outputs of ranks other than the collector.
 static Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
   return ConstantOp::create(
       b, loc,
@@ -313,6 +327,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   FailureOr<std::vector<PlannedTransfer>> transfers = planTransfers(pipeline);
   if (failed(transfers))
     return failure();
+  int64_t collector = collectorRank(pipeline);
 
   StageOp stage = stages[myStage];
   OwningOpRef<ModuleOp> device = plannedStages[myStage].get().clone();
@@ -360,7 +375,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
     if (t.source.stage == myStage)
       emitter.send(t, stageResults[t.sourceResult]);
     bool receives = t.target.stage == myStage ||
-                    (t.target.stage == INT_MAX && rank == 0);
+                    (t.target.stage == INT_MAX && rank == collector);
     if (!receives)
       continue;
     int64_t at = t.target.stage == INT_MAX ? 0 : position;
@@ -382,6 +397,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   func::ReturnOp::create(b, loc, outputs);
   body.erase();
   (*device)->setAttr(kWorldSizeAttr, b.getI64IntegerAttr(worldSize));
+  (*device)->setAttr(kCollectorRankAttr, b.getI64IntegerAttr(collector));
   if (failed(mlir::verify(*device)))
     return pipeline.emitError("internal: the program of rank ")
            << rank << " does not verify";

@@ -158,8 +158,12 @@ private:
   int createComm();
   int createModel(const char *argv0);
   int loadTensors(std::vector<LoadedTensor> &expected);
+  weft_rt_status runBatch(const std::vector<LoadedTensor> &batch,
+                          const std::vector<void *> *into);
   int runAll();
+  int runStream();
   int finish(const std::vector<LoadedTensor> &expected);
+  int finishStream();
   void printBenchmark();
   void printProfileSummary();
 
@@ -173,6 +177,14 @@ private:
   weft_rt_model *model = nullptr;
   std::vector<LoadedTensor> inputs;
   std::vector<double> timesMs;
+  /// --stream: the data sets, each request's start and end (ms after the
+  /// ranks' common start) and, on the collector, its outputs.
+  RequestData requests;
+  std::vector<double> streamStartMs, streamEndMs;
+  RequestOutputs requestOutputs;
+  /// A program of microbatches: the batch's outputs, joined on the
+  /// collector.
+  RequestOutputs batchOutputs;
   /// A mesh program's communicator and this process's world rank; rank 0
   /// and no communicator for a single device.
   weft_rt_comm *comm = nullptr;
@@ -417,16 +429,36 @@ int Driver::createModel(const char *argv0) {
   return failStatus(status, "");
 }
 
-/// Copies the inputs into the arena: a program may reuse input bytes as
-/// scratch, so every run starts from the files' values.
-static void copyInputs(weft_rt_model *model,
-                       const std::vector<LoadedTensor> &inputs) {
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    const std::vector<uint8_t> &data = inputs[i].tensor.data;
-    if (!data.empty())
-      std::memcpy(weft_rt_model_input_data(model, static_cast<int32_t>(i)),
-                  data.data(), data.size());
+/// One batch: the program runs once per microbatch, on consecutive blocks
+/// of dimension 0 of every input (contiguous, row-major). Each pass copies
+/// its inputs into the arena (a program may reuse input bytes as scratch).
+/// With `into`, the collector's outputs of each pass go to their block of
+/// the batch's outputs there.
+weft_rt_status Driver::runBatch(const std::vector<LoadedTensor> &batch,
+                                const std::vector<void *> *into) {
+  int64_t passes = signature.microbatches;
+  int32_t numInputs = weft_rt_model_num_inputs(model);
+  int32_t numOutputs = weft_rt_model_num_outputs(model);
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    for (int32_t i = 0; i < numInputs; ++i) {
+      const std::vector<uint8_t> &data = batch[i].tensor.data;
+      size_t block = data.size() / static_cast<size_t>(passes);
+      if (block)
+        std::memcpy(weft_rt_model_input_data(model, i),
+                    data.data() + static_cast<size_t>(pass) * block, block);
+    }
+    if (weft_rt_status status = weft_rt_model_run(model))
+      return status;
+    if (!into)
+      continue;
+    for (int32_t o = 0; o < numOutputs; ++o) {
+      size_t block = signature.outputs[o].bytes / static_cast<size_t>(passes);
+      std::memcpy(static_cast<uint8_t *>((*into)[o]) +
+                      static_cast<size_t>(pass) * block,
+                  weft_rt_model_output_data(model, o), block);
+    }
   }
+  return WEFT_RT_OK;
 }
 
 int Driver::runAll() {
@@ -434,6 +466,15 @@ int Driver::runAll() {
   int64_t timed = options.benchRuns ? options.benchRuns : 1;
   timesMs.reserve(static_cast<size_t>(timed));
   int current = weft_rt_context_num_threads(ctx);
+  // A program of microbatches leaves only the last one's outputs in the
+  // arena: the collector joins them into the batch's.
+  const std::vector<void *> *into = nullptr;
+  std::vector<void *> slots;
+  if (signature.microbatches > 1 && rank == signature.collectorRank) {
+    batchOutputs = RequestOutputs(signature, 1);
+    slots = batchOutputs.slots(0);
+    into = &slots;
+  }
   threads = std::make_unique<ThreadAdapter>(options.fixedThreads ? 1 : current);
   for (int64_t run = 0; run < warmup + timed; ++run) {
     // Fewer threads when fewer were faster (see ThreadAdapter.h).
@@ -457,9 +498,8 @@ int Driver::runAll() {
           static_cast<uint64_t>(timed) * (signature.ops.size() + 1);
       ctx->events.reserve(std::min<uint64_t>(events, 1u << 22));
     }
-    copyInputs(model, inputs);
     auto start = std::chrono::steady_clock::now();
-    weft_rt_status status = weft_rt_model_run(model);
+    weft_rt_status status = runBatch(inputs, into);
     auto end = std::chrono::steady_clock::now();
     if (status != WEFT_RT_OK)
       return failStatus(status, "the model failed: ");
@@ -472,6 +512,68 @@ int Driver::runAll() {
   // The count the user asked for, for what follows (and the report).
   if (weft_rt_context_num_threads(ctx) != current)
     weft_rt_context_set_num_threads(ctx, current);
+  return kExitOk;
+}
+
+/// --stream N: every rank runs the N requests back to back, without a
+/// barrier between them, so that a pipeline's first stage starts request
+/// i + 1 while the next stage works on i (each rank waits only for the
+/// data it receives). Times are taken against one start after a barrier,
+/// so that they compare across the ranks of one machine.
+int Driver::runStream() {
+  int64_t n = options.streamRequests;
+  bool collects = rank == signature.collectorRank;
+  bool keep = collects && (!options.outputDir.empty() ||
+                           !options.checkDir.empty());
+  if (keep)
+    requestOutputs = RequestOutputs(signature, n);
+  streamStartMs.assign(static_cast<size_t>(n), 0);
+  streamEndMs.assign(static_cast<size_t>(n), 0);
+  if (comm) {
+    phase.store(kAtBarrier, std::memory_order_relaxed);
+    mesh->barrier(comm, exeName);
+  }
+  phase.store(kRunning, std::memory_order_relaxed);
+  auto epoch = std::chrono::steady_clock::now();
+  auto sinceEpoch = [&] {
+    return std::chrono::duration<double, std::milli>(
+               std::chrono::steady_clock::now() - epoch)
+        .count();
+  };
+  for (int64_t r = 0; r < n; ++r) {
+    runIndex.store(r, std::memory_order_relaxed);
+    streamStartMs[r] = sinceEpoch();
+    std::vector<void *> slots;
+    if (keep)
+      slots = requestOutputs.slots(r);
+    const std::vector<LoadedTensor> &data =
+        requests.inputs[static_cast<size_t>(r) % requests.inputs.size()];
+    if (weft_rt_status status = runBatch(data, keep ? &slots : nullptr))
+      return failStatus(status, "request " + std::to_string(r) +
+                                    ": the model failed: ");
+    streamEndMs[r] = sinceEpoch();
+  }
+  return kExitOk;
+}
+
+/// After a stream, on the collector: the throughput line, then every
+/// request's outputs written or checked.
+int Driver::finishStream() {
+  if (rank != signature.collectorRank)
+    return kExitOk;
+  int64_t n = options.streamRequests;
+  std::printf("%s\n",
+              formatThroughputLine(summarizeStream(streamStartMs, streamEndMs))
+                  .c_str());
+  std::string error;
+  if (!options.outputDir.empty() &&
+      !writeRequestOutputs(options.outputDir, options.outputFormat, signature,
+                           requestOutputs, n, error))
+    return fail(error);
+  if (!options.checkDir.empty() &&
+      !checkRequestOutputs(stdout, signature, requestOutputs, n, requests,
+                           options.tolerance))
+    return kExitMismatch;
   return kExitOk;
 }
 
@@ -545,23 +647,30 @@ void Driver::printProfileSummary() {
   }
 }
 
-/// Reads the inputs (every rank) and the expected outputs (rank 0, which
-/// checks them).
+/// Reads the inputs (every rank) and the expected outputs (the collector,
+/// which checks them).
 int Driver::loadTensors(std::vector<LoadedTensor> &expected) {
   std::string error;
   std::vector<std::string> notes;
-  if (!loadInputs(options, signature, inputs, notes, error))
-    return fail(error);
-  if (!options.checkDir.empty() && rank == 0 &&
-      !loadExpectedOutputs(options.checkDir, signature, expected, notes, error))
-    return fail(error);
+  bool collects = rank == signature.collectorRank;
+  if (options.streamRequests) {
+    if (!loadRequests(options, signature, collects, requests, notes, error))
+      return fail(error);
+  } else {
+    if (!loadInputs(options, signature, inputs, notes, error))
+      return fail(error);
+    if (!options.checkDir.empty() && collects &&
+        !loadExpectedOutputs(options.checkDir, signature, expected, notes,
+                             error))
+      return fail(error);
+  }
   for (const std::string &text : notes)
     note(text);
   return kExitOk;
 }
 
 /// After the runs: the profile (every rank its own), then the outputs,
-/// which rank 0 prints, writes or checks.
+/// which the collector prints, writes or checks.
 int Driver::finish(const std::vector<LoadedTensor> &expected) {
   if (!options.profilePath.empty()) {
     std::string path =
@@ -569,15 +678,18 @@ int Driver::finish(const std::vector<LoadedTensor> &expected) {
     if (weft_rt_status status =
             weft_rt_model_write_profile(model, path.c_str()))
       return failStatus(status, "");
-    if (!options.quiet && rank == 0)
+    if (!options.quiet && rank == signature.collectorRank)
       printProfileSummary();
   }
-  if (rank != 0)
+  if (rank != signature.collectorRank)
     return kExitOk;
   std::string error;
   std::vector<const void *> outputs;
-  for (int32_t i = 0; i < weft_rt_model_num_outputs(model); ++i)
-    outputs.push_back(weft_rt_model_output_data(model, i));
+  if (signature.microbatches > 1)
+    outputs = batchOutputs.of(0);
+  else
+    for (int32_t i = 0; i < weft_rt_model_num_outputs(model); ++i)
+      outputs.push_back(weft_rt_model_output_data(model, i));
   if (!options.outputDir.empty() &&
       !writeOutputs(options.outputDir, options.outputFormat, signature, outputs,
                     error))
@@ -597,6 +709,10 @@ int Driver::main(int argc, char **argv) {
   std::string signatureError, error;
   bool signatureOk =
       program && parseSignature(program->signature, signature, signatureError);
+  // From here on the signature describes a batch; runBatch cuts it into
+  // the program's microbatches.
+  if (signatureOk)
+    signatureOk = scaleToBatch(signature, signatureError);
   if (!parseDriverOptions(argc, argv, options, error))
     return fail(error);
   // Under mpirun every rank would print the same text.
@@ -643,18 +759,24 @@ int Driver::main(int argc, char **argv) {
   if (int agreed = agree(code))
     return agreed;
 
-  if (int code = runAll()) {
+  if (int code = options.streamRequests ? runStream() : runAll()) {
     if (comm)
       mesh->abortMesh(comm, code, exeName, pending);
     return code;
   }
   enterPhase(kFinishing);
-  if (comm) {
-    mesh->slowestRankTimes(comm, exeName, timesMs);
-    threadsByRank = mesh->gatherFromRanks(comm, exeName,
-                                          weft_rt_context_num_threads(ctx));
+  int collector = signature.collectorRank;
+  if (comm && options.streamRequests) {
+    mesh->reduceTimes(comm, exeName, streamStartMs, TimeReduction::Earliest,
+                      collector);
+    mesh->reduceTimes(comm, exeName, streamEndMs, TimeReduction::Latest,
+                      collector);
+  } else if (comm) {
+    mesh->reduceTimes(comm, exeName, timesMs, TimeReduction::Latest, collector);
+    threadsByRank = mesh->gatherFromRanks(
+        comm, exeName, weft_rt_context_num_threads(ctx), collector);
   }
-  code = finish(expected);
+  code = options.streamRequests ? finishStream() : finish(expected);
   enterPhase(kAgreeing);
   return agree(code);
 }

@@ -45,6 +45,8 @@ struct DriverOptions {
   std::string checkDir;
   Tolerance tolerance;
   int64_t benchRuns = 0;
+  /// --stream N: N requests with the pipeline full; 0 without.
+  int64_t streamRequests = 0;
   int64_t warmupRuns = -1; // -1: min(benchRuns, 5).
   int32_t threads = 0;     // 0: the context's default.
   /// Run every run on `threads` threads, not fewer when fewer are faster.
@@ -102,6 +104,70 @@ bool checkOutputs(FILE *out, const ProgramSignature &signature,
                   const std::vector<LoadedTensor> &expected,
                   const Tolerance &tolerance);
 
+//===- Streams (DriverStream.cpp): --stream N -----------------------------===//
+
+/// The folders DIR/request_0, DIR/request_1, ... in order; none when DIR
+/// has no request folder. Fails on a gap in the numbering.
+bool listRequestFolders(const std::string &dir, std::vector<std::string> &out,
+                        std::string &error);
+
+/// The data sets of a stream: request i reads inputs[i % inputs.size()]
+/// and is checked against expected[i % expected.size()].
+struct RequestData {
+  std::vector<std::vector<LoadedTensor>> inputs;
+  /// Empty without --check (and on ranks that do not check).
+  std::vector<std::vector<LoadedTensor>> expected;
+};
+
+/// Reads --inputs (its request_<i>/ folders, else the folder or --input
+/// options as one set) and, with `loadExpected`, --check the same way.
+bool loadRequests(const DriverOptions &options,
+                  const ProgramSignature &signature, bool loadExpected,
+                  RequestData &out, std::vector<std::string> &notes,
+                  std::string &error);
+
+/// Every request's outputs (each output of each request in its own
+/// 64-byte-aligned slot), copied out of the arena after its run.
+class RequestOutputs {
+public:
+  RequestOutputs() = default;
+  RequestOutputs(const ProgramSignature &signature, int64_t requests);
+  /// Where request `request`'s outputs go, one pointer per output.
+  std::vector<void *> slots(int64_t request);
+  std::vector<const void *> of(int64_t request) const;
+
+private:
+  std::vector<size_t> offsets, sizes;
+  size_t bytesPerRequest = 0;
+  std::vector<uint8_t> data;
+};
+
+/// What a stream measured.
+struct StreamSummary {
+  int64_t requests = 0;
+  double seconds = 0;
+  double requestsPerSecond = 0;
+  /// Of each request's latency: from when its first rank started it to when
+  /// its last rank finished it.
+  double p50Ms = 0, p99Ms = 0;
+};
+StreamSummary summarizeStream(const std::vector<double> &startMs,
+                              const std::vector<double> &endMs);
+/// "throughput: X requests/s (N requests, p50 A ms, p99 B ms)".
+std::string formatThroughputLine(const StreamSummary &summary);
+
+/// Writes DIR/request_<i>/output_<j>.pb (or .npy) for every request.
+bool writeRequestOutputs(const std::string &dir, TensorFormat format,
+                         const ProgramSignature &signature,
+                         const RequestOutputs &outputs, int64_t requests,
+                         std::string &error);
+
+/// Checks every request against its expected outputs; prints the failing
+/// ones (the first few) and one summary line. True when all match.
+bool checkRequestOutputs(FILE *out, const ProgramSignature &signature,
+                         const RequestOutputs &outputs, int64_t requests,
+                         const RequestData &data, const Tolerance &tolerance);
+
 /// Median and minimum of run times in milliseconds; sorts `times`.
 std::pair<double, double> medianAndMin(std::vector<double> &times);
 
@@ -144,15 +210,23 @@ int agreeOnExit(weft_rt_comm *comm, int code, const std::string &exeName,
 /// MPI_Barrier over the world; stops the job if it fails.
 void meshBarrier(weft_rt_comm *comm, const std::string &exeName);
 
-/// On rank 0, replaces each run's time with its maximum over the ranks (the
-/// run lasts until the slowest rank finishes); stops the job on failure.
-void slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
-                      std::vector<double> &times);
+/// How reduceTimes combines the ranks' times of one run or request.
+enum class TimeReduction {
+  /// The slowest rank's (a run lasts until its last rank ends).
+  Latest,
+  /// The first rank's (a request starts when its first rank starts it).
+  Earliest,
+};
 
-/// On rank 0, every rank's `value` in rank order (empty elsewhere); stops
+/// On `root`, replaces each time with its maximum (Latest) or minimum
+/// (Earliest) over the ranks; stops the job on failure.
+void reduceTimes(weft_rt_comm *comm, const std::string &exeName,
+                 std::vector<double> &times, TimeReduction how, int root);
+
+/// On `root`, every rank's `value` in rank order (empty elsewhere); stops
 /// the job on failure.
 std::vector<int> gatherFromRanks(weft_rt_comm *comm, const std::string &exeName,
-                                 int value);
+                                 int value, int root);
 
 /// The MPI side of the driver, reached through this table so that an
 /// executable of one device (a GPU package) links no MPI. DriverMesh.cpp
@@ -171,10 +245,11 @@ struct MeshSupport {
   void (*abortMesh)(weft_rt_comm *comm, int code, const std::string &exeName,
                     const std::string &message);
   void (*barrier)(weft_rt_comm *comm, const std::string &exeName);
-  void (*slowestRankTimes)(weft_rt_comm *comm, const std::string &exeName,
-                           std::vector<double> &times);
+  void (*reduceTimes)(weft_rt_comm *comm, const std::string &exeName,
+                      std::vector<double> &times, TimeReduction how, int root);
   std::vector<int> (*gatherFromRanks)(weft_rt_comm *comm,
-                                      const std::string &exeName, int value);
+                                      const std::string &exeName, int value,
+                                      int root);
 };
 extern const MeshSupport kMpiMeshSupport;
 

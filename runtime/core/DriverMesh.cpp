@@ -145,27 +145,29 @@ void weft::rt::meshBarrier(weft_rt_comm *comm, const std::string &exeName) {
     abortOnMpiError(comm, exeName, status, "MPI_Ibarrier");
 }
 
-void weft::rt::slowestRankTimes(weft_rt_comm *comm, const std::string &exeName,
-                                std::vector<double> &times) {
-  std::vector<double> slowest(times.size());
+void weft::rt::reduceTimes(weft_rt_comm *comm, const std::string &exeName,
+                           std::vector<double> &times, TimeReduction how,
+                           int root) {
+  std::vector<double> reduced(times.size());
   MPI_Request request;
-  int status =
-      MPI_Ireduce(times.data(), slowest.data(), static_cast<int>(times.size()),
-                  MPI_DOUBLE, MPI_MAX, 0, comm->world, &request);
+  int status = MPI_Ireduce(times.data(), reduced.data(),
+                           static_cast<int>(times.size()), MPI_DOUBLE,
+                           how == TimeReduction::Latest ? MPI_MAX : MPI_MIN,
+                           root, comm->world, &request);
   if (status == MPI_SUCCESS)
     status = waitFor(&request);
   if (status != MPI_SUCCESS)
     abortOnMpiError(comm, exeName, status, "MPI_Ireduce");
-  if (comm->rank == 0)
-    times = std::move(slowest);
+  if (comm->rank == root)
+    times = std::move(reduced);
 }
 
 std::vector<int> weft::rt::gatherFromRanks(weft_rt_comm *comm,
                                            const std::string &exeName,
-                                           int value) {
-  std::vector<int> all(comm->rank == 0 ? comm->size : 0);
+                                           int value, int root) {
+  std::vector<int> all(comm->rank == root ? comm->size : 0);
   MPI_Request request;
-  int status = MPI_Igather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, 0,
+  int status = MPI_Igather(&value, 1, MPI_INT, all.data(), 1, MPI_INT, root,
                            comm->world, &request);
   if (status == MPI_SUCCESS)
     status = waitFor(&request);
@@ -181,7 +183,7 @@ const MeshSupport weft::rt::kMpiMeshSupport = {
     agreeOnExit,
     abortMesh,
     meshBarrier,
-    slowestRankTimes,
+    reduceTimes,
     gatherFromRanks,
 };
 

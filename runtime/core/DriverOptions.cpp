@@ -78,7 +78,8 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
     static const char *withValue[] = {
         "--weights",       "--inputs", "--input",   "--output-dir",
         "--output-format", "--check",  "--rtol",    "--atol",
-        "--bench",         "--warmup", "--threads", "--profile"};
+        "--bench",         "--warmup", "--threads", "--profile",
+        "--stream",        "--outputs"};
     bool known = false;
     for (const char *option : withValue)
       known |= name == option;
@@ -109,7 +110,7 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
       out.inputsDir = value;
     } else if (name == "--input") {
       out.inputSpecs.push_back(value);
-    } else if (name == "--output-dir") {
+    } else if (name == "--output-dir" || name == "--outputs") {
       out.outputDir = value;
     } else if (name == "--output-format") {
       if (value == "pb") {
@@ -135,6 +136,12 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
         return false;
       }
       out.benchRuns = number;
+    } else if (name == "--stream") {
+      if (!parseInteger(value, 1, 1000000000, number)) {
+        error = "--stream must be a request count >= 1, not '" + value + "'";
+        return false;
+      }
+      out.streamRequests = number;
     } else if (name == "--warmup") {
       if (!parseInteger(value, 0, 1000000000, number)) {
         error = "--warmup must be a run count >= 0, not '" + value + "'";
@@ -160,6 +167,15 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
   }
   if (out.warmupRuns >= 0 && out.benchRuns == 0) {
     error = "--warmup only applies to --bench N";
+    return false;
+  }
+  if (out.streamRequests && out.benchRuns) {
+    error = "give --stream N (requests with the pipeline full) or --bench N "
+            "(one request at a time), not both";
+    return false;
+  }
+  if (out.streamRequests && !out.profilePath.empty()) {
+    error = "--profile applies to single runs and --bench, not --stream";
     return false;
   }
   if (out.outputFormatGiven && out.outputDir.empty()) {
@@ -193,6 +209,7 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
       "                       executable; ../weights/dev<rank>.bin for a "
       "mesh)\n"
       "  --output-dir DIR     write output_<i>.pb (or .npy) files into DIR\n"
+      "                       (--outputs DIR is the same)\n"
       "  --output-format F    pb (ONNX TensorProto, default) or npy\n"
       "  --check DIR          compare the outputs with DIR/output_<i>.pb;\n"
       "                       exit 2 on a mismatch\n"
@@ -202,6 +219,14 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
       "                       where NaN, integers exact\n"
       "  --bench N            time N runs; prints 'median X ms  min Y ms'\n"
       "  --warmup K           untimed runs before them (default min(N, 5))\n"
+      "  --stream N           run N requests back to back with several in\n"
+      "                       flight (a pipeline's stages all busy); prints\n"
+      "                       'throughput: X requests/s (N requests, p50 A ms,\n"
+      "                       p99 B ms)'. --inputs DIR may hold request_<i>/\n"
+      "                       folders, used in turn (else one set for all);\n"
+      "                       --output-dir writes DIR/request_<i>/; --check\n"
+      "                       DIR compares request i with DIR/request_<i>/\n"
+      "                       (or with DIR itself)\n"
       "  --threads N          kernel threads at most (default: "
       "WEFT_NUM_THREADS,\n"
       "                       else all cores available); a run uses fewer "
@@ -219,8 +244,9 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
       "  %s --inputs test_data_set_0 --check test_data_set_0\n"
       "  %s --input x=x.npy --output-dir out --output-format npy\n"
       "  %s --inputs test_data_set_0 --bench 100 --threads 8\n"
-      "  %s --inputs test_data_set_0 --profile trace.json\n",
-      exe, exe, exe, exe, exe, exe, exe);
+      "  %s --inputs test_data_set_0 --profile trace.json\n"
+      "  %s --inputs requests --stream 200 --check expected\n",
+      exe, exe, exe, exe, exe, exe, exe, exe);
   if (signature) {
     std::fprintf(out, "\nThis model:\n");
     for (const TensorSpec &spec : signature->inputs)
@@ -233,6 +259,17 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
                  static_cast<long long>(signature->weightsBytes),
                  static_cast<long long>(signature->arenaBytes),
                  signature->ops.size());
+    if (signature->microbatches > 1)
+      std::fprintf(out,
+                   "  a batch of %lld microbatches: the program runs once per "
+                   "block of %lld rows\n  (dimension 0) of the inputs, and "
+                   "the outputs' blocks are joined\n",
+                   static_cast<long long>(signature->microbatches),
+                   static_cast<long long>(
+                       signature->inputs.empty()
+                           ? 0
+                           : signature->inputs[0].dims[0] /
+                                 signature->microbatches));
     std::string mesh;
     for (int64_t d : signature->mesh)
       mesh += (mesh.empty() ? "" : ",") + std::to_string(d);
@@ -245,9 +282,10 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
                    "  one stage of a pipeline of %lld processes: the mesh "
                    "[%s] at world ranks\n  %s; run every stage with weft-run "
                    "PKG, or mpirun with one app context\n  per stage (one "
-                   "process per world rank); world rank 0 prints, writes\n  "
-                   "and checks the outputs\n",
-                   world, mesh.empty() ? "1" : mesh.c_str(), ranks.c_str());
+                   "process per world rank); world rank %d (the last\n  "
+                   "stage's first) prints, writes and checks the outputs\n",
+                   world, mesh.empty() ? "1" : mesh.c_str(), ranks.c_str(),
+                   signature->collectorRank);
     } else if (signature->meshDevices > 1) {
       long long devices = static_cast<long long>(signature->meshDevices);
       std::fprintf(out,

@@ -155,15 +155,18 @@ private:
   bool parseMesh(const std::vector<std::string> &fields);
   bool parseTarget(const std::vector<std::string> &fields);
   bool parsePipeline(const std::vector<std::string> &fields);
+  bool parseCollector(const std::vector<std::string> &fields);
+  bool parseMicrobatches(const std::vector<std::string> &fields);
   bool checkWhole();
 
   ProgramSignature &out;
   std::string &error;
   int lineNumber = 0;
   bool sawArena = false, sawWeights = false, sawMesh = false, sawTarget = false,
-       sawPipeline = false;
-  /// The line of the "pipeline" record, for checks at the end.
-  int pipelineLine = 0;
+       sawPipeline = false, sawCollector = false, sawMicrobatches = false;
+  /// The lines of the "pipeline" and "collector" records, for checks at
+  /// the end.
+  int pipelineLine = 0, collectorLine = 0;
   /// Op ids as given, checked for density at the end.
   std::vector<int64_t> opIds;
   std::vector<OpSpec> opsInOrder;
@@ -272,8 +275,15 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
     return parseTarget(fields);
   if (kind == "pipeline")
     return parsePipeline(fields);
+  if (kind == "collector")
+    return parseCollector(fields);
+  if (kind == "microbatches")
+    return parseMicrobatches(fields);
   return fail("unknown record '%s'", kind.c_str());
 }
+
+/// Most microbatches per batch a signature may give.
+static constexpr int64_t kMaxMicrobatches = 1 << 20;
 
 /// Most mesh axes and devices a signature may give (the communicator's
 /// limits: one MPI communicator per subset of axes, int ranks).
@@ -369,6 +379,33 @@ bool SignatureParser::parsePipeline(const std::vector<std::string> &fields) {
   return true;
 }
 
+bool SignatureParser::parseCollector(const std::vector<std::string> &fields) {
+  if (sawCollector)
+    return fail("second 'collector' record");
+  sawCollector = true;
+  collectorLine = lineNumber;
+  int64_t rank = 0;
+  if (fields.size() != 2 || !parseInt64(fields[1], rank) || rank < 0 ||
+      rank > kMaxMeshDevices)
+    return fail("expected 'collector <world rank>'");
+  out.collectorRank = static_cast<int32_t>(rank);
+  return true;
+}
+
+bool SignatureParser::parseMicrobatches(
+    const std::vector<std::string> &fields) {
+  if (sawMicrobatches)
+    return fail("second 'microbatches' record");
+  sawMicrobatches = true;
+  int64_t count = 0;
+  if (fields.size() != 2 || !parseInt64(fields[1], count) || count < 1 ||
+      count > kMaxMicrobatches)
+    return fail("expected 'microbatches <count>' with a count from 1 to %lld",
+                static_cast<long long>(kMaxMicrobatches));
+  out.microbatches = count;
+  return true;
+}
+
 bool SignatureParser::parseTensor(const std::vector<std::string> &fields,
                                   std::vector<TensorSpec> &into) {
   const char *kind = fields[0].c_str();
@@ -454,6 +491,20 @@ bool SignatureParser::checkWhole() {
   } else {
     out.worldSize = out.meshDevices;
   }
+  if (out.microbatches > 1)
+    for (const std::vector<TensorSpec> *specs : {&out.inputs, &out.outputs})
+      for (const TensorSpec &spec : *specs)
+        if (spec.dims.empty())
+          return fail("'%s' is a scalar, but a program of microbatches "
+                      "needs the batch in dimension 0 of every input and "
+                      "output",
+                      spec.name.c_str());
+  if (sawCollector && out.collectorRank >= out.worldSize) {
+    lineNumber = collectorLine;
+    return fail("the collector is world rank %d, but the job has %lld "
+                "processes",
+                out.collectorRank, static_cast<long long>(out.worldSize));
+  }
 
   struct Placed {
     const TensorSpec *spec;
@@ -520,4 +571,28 @@ bool weft::rt::parseSignature(const char *text, ProgramSignature &out,
                               std::string &error) {
   out = ProgramSignature();
   return SignatureParser(out, error).parse(text);
+}
+
+bool weft::rt::scaleToBatch(ProgramSignature &signature, std::string &error) {
+  int64_t m = signature.microbatches;
+  if (m <= 1)
+    return true;
+  for (std::vector<TensorSpec> *specs : {&signature.inputs, &signature.outputs})
+    for (TensorSpec &spec : *specs) {
+      int64_t rows = spec.dims[0];
+      if (rows > INT64_MAX / m) {
+        error = "signature: '" + spec.name + "' has more rows than fit in " +
+                "64 bits over " + std::to_string(m) + " microbatches";
+        return false;
+      }
+      spec.dims[0] = rows * m;
+      if (!countElements(spec.dims, weft_rt_dtype_size(spec.dtype),
+                         spec.numElements, spec.bytes)) {
+        error = "signature: '" + spec.name + "' of a batch of " +
+                std::to_string(m) + " microbatches has more bytes than fit " +
+                "in 64 bits";
+        return false;
+      }
+    }
+  return true;
 }

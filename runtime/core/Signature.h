@@ -49,6 +49,12 @@ struct ProgramSignature {
   /// worldSize is meshDevices.
   std::vector<int32_t> meshWorldRanks;
   int64_t worldSize = 1;
+  /// The "collector" record: the world rank whose outputs are the model's
+  /// (it prints, writes and checks them); 0 without one.
+  int32_t collectorRank = 0;
+  /// The "microbatches" record: the program computes one of this many
+  /// blocks of the batch (dimension 0 of every input and output).
+  int64_t microbatches = 1;
   /// Whether the signature has a "pipeline" record.
   bool pipeline() const { return !meshWorldRanks.empty(); }
   /// Whether the program runs as one rank of an MPI job of several.
@@ -67,6 +73,11 @@ struct ProgramSignature {
 /// the line ("signature line 3: ...").
 bool parseSignature(const char *text, ProgramSignature &out,
                     std::string &error);
+
+/// A program of M microbatches as its batch: every input and output with
+/// dimension 0 (and bytes) times M; the offsets stay the microbatch's.
+/// False with `error` on overflow.
+bool scaleToBatch(ProgramSignature &signature, std::string &error);
 
 /// Decodes a %XX-escaped name; false on a malformed escape.
 bool unescapeSignatureName(const std::string &text, std::string &out);

@@ -148,6 +148,13 @@ typedef struct weft_rt_byte_buffer {
 ///                                        mesh position p, one per device,
 ///                                        distinct, < world size; absent =
 ///                                        the mesh is ranks 0 .. n-1)
+///   microbatches <M>                     (optional: the inputs and outputs
+///                                        below are one of M blocks of the
+///                                        batch, dimension 0; the driver
+///                                        runs the program M times a batch)
+///   collector <world rank>               (optional: the rank whose outputs
+///                                        are the model's, < world size;
+///                                        absent = rank 0)
 ///   target cuda <sm_XX> ...              (optional: a GPU program built for
 ///                                        these architectures, run by the
 ///                                        CUDA backend; absent = cpu)

@@ -29,3 +29,16 @@ add_test(NAME e2e-pipelines
 set_tests_properties(e2e-pipelines PROPERTIES
   TIMEOUT 600 LABELS "e2e;multi-device;pipelines" SKIP_RETURN_CODE 77
   RUN_SERIAL ON)
+
+# Pipelines that flow: run_stream_e2e.py --quick compiles the in-repo models
+# at batch 8 as 2- and 3-stage pipelines with --microbatches 2 and 4 and
+# checks them against one device, then streams 200 distinct requests
+# through a 2-stage pipeline and checks every request id against the
+# one-device output of that request (docs/Pipelines.md).
+add_test(NAME e2e-streams
+  COMMAND /usr/bin/python3 ${CMAKE_CURRENT_SOURCE_DIR}/run_stream_e2e.py
+          --weftc $<TARGET_FILE:weftc> --weft-run $<TARGET_FILE:weft-run>
+          --work ${CMAKE_CURRENT_BINARY_DIR}/streams --quick)
+set_tests_properties(e2e-streams PROPERTIES
+  TIMEOUT 600 LABELS "e2e;multi-device;pipelines" SKIP_RETURN_CODE 77
+  RUN_SERIAL ON)

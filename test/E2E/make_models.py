@@ -209,14 +209,15 @@ MODELS = {
     "mlp": dict(
         make=Mlp, opset=13, inputs=["x"], outputs=["logits"],
         dynamic={"x": {0: "batch"}, "logits": {0: "batch"}},
-        cases={"b1": [(1, 48)], "b3": [(3, 48)], "b7": [(7, 48)]},
+        cases={"b1": [(1, 48)], "b3": [(3, 48)], "b7": [(7, 48)],
+               "b8": [(8, 48)]},
     ),
     "cnn": dict(
         make=Cnn, opset=15, inputs=["image"], outputs=["logits"],
         dynamic={"image": {0: "batch", 2: "height", 3: "width"},
                  "logits": {0: "batch"}},
         cases={"b1_16x16": [(1, 3, 16, 16)], "b3_16x16": [(3, 3, 16, 16)],
-               "b2_21x19": [(2, 3, 21, 19)]},
+               "b2_21x19": [(2, 3, 21, 19)], "b8_16x16": [(8, 3, 16, 16)]},
     ),
     "transformer": dict(
         make=Encoder, opset=17, inputs=["input_ids", "attention_mask"],
@@ -224,7 +225,8 @@ MODELS = {
         dynamic={"input_ids": {0: "batch", 1: "seq"},
                  "attention_mask": {0: "batch", 1: "seq"},
                  "hidden": {0: "batch", 1: "seq"}, "pooled": {0: "batch"}},
-        cases={"b1_s8": [(1, 8), (1, 8)], "b3_s32": [(3, 32), (3, 32)]},
+        cases={"b1_s8": [(1, 8), (1, 8)], "b3_s32": [(3, 32), (3, 32)],
+               "b8_s16": [(8, 16), (8, 16)]},
     ),
     "transformer_op14": dict(
         make=Encoder, opset=14, inputs=["input_ids", "attention_mask"],

@@ -9,6 +9,19 @@
 using namespace mlir;
 using namespace mlir::weft;
 
+void mlir::weft::writeScheduleJson(
+    llvm::json::OStream &json, const ::weft::plan::ScheduleEstimate &schedule) {
+  json.attributeObject("schedule", [&] {
+    json.attribute("kind", "gpipe");
+    json.attribute("microbatches", schedule.microbatches);
+    json.attribute("predicted_latency_seconds", schedule.latencySeconds);
+    json.attribute("predicted_throughput_per_s", schedule.throughputPerSecond);
+    json.attribute("first_microbatch_seconds", schedule.firstMicrobatchSeconds);
+    json.attribute("cycle_seconds", schedule.cycleSeconds);
+    json.attribute("bottleneck_stage", schedule.bottleneckStage);
+  });
+}
+
 std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
   std::string text;
   llvm::raw_string_ostream os(text);
@@ -76,6 +89,7 @@ std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
           json.attribute("flops", d.flops);
         });
     });
+    writeScheduleJson(json, plan.schedule);
     json.attributeObject("totals", [&] {
       json.attribute("predicted_seconds", plan.totalSeconds);
       json.attribute("compiled", plan.compiled);
@@ -134,4 +148,11 @@ void mlir::weft::printStageTable(const PipelineSummary &plan,
   }
   os << llvm::formatv("  predicted: {0:f3} ms per batch through all stages\n",
                       plan.totalSeconds * 1e3);
+  const ::weft::plan::ScheduleEstimate &s = plan.schedule;
+  os << llvm::formatv("  pipeline full ({0} microbatch{1} per batch): "
+                      "{2:f1} batches/s, {3:f3} ms per batch, stage {4} the "
+                      "slowest ({5:f3} ms a cycle)\n",
+                      s.microbatches, s.microbatches == 1 ? "" : "es",
+                      s.throughputPerSecond, s.latencySeconds * 1e3,
+                      s.bottleneckStage, s.cycleSeconds * 1e3);
 }

@@ -13,6 +13,10 @@
 
 #include "weft/Transforms/Pipeline.h"
 
+#include "weft/Plan/Schedule.h"
+
+#include "llvm/Support/JSON.h"
+
 #include <string>
 #include <vector>
 
@@ -47,7 +51,13 @@ struct PipelineSummary {
   bool compiled = false;
   /// One batch through every stage and transfer in turn.
   double totalSeconds = 0;
+  /// The GPipe estimate with the stage and transfer times above.
+  ::weft::plan::ScheduleEstimate schedule;
 };
+
+/// plan.json's `schedule` object.
+void writeScheduleJson(llvm::json::OStream &json,
+                       const ::weft::plan::ScheduleEstimate &schedule);
 
 std::string pipelinePlanJson(const PipelineSummary &plan);
 void printStageTable(const PipelineSummary &plan, llvm::raw_ostream &os);

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "PlanReport.h"
+#include "PipelineReport.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -294,6 +295,10 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
       });
     });
     json.attributeArray("transfers", [&] {});
+    ::weft::plan::PipelineTimes times;
+    times.stageSeconds = {plan.totalSeconds};
+    writeScheduleJson(json,
+                      ::weft::plan::estimateGPipe(times, plan.microbatches));
     json.attributeObject("totals", [&] {
       json.attribute("predicted_seconds", plan.totalSeconds);
       json.attribute("objective_seconds", sol.objective);

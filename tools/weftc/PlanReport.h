@@ -82,6 +82,8 @@ struct PlanSummary {
   bool compiled = false;
   /// The sum of the ops' predicted seconds.
   double totalSeconds = 0;
+  /// --microbatches: the batch runs as this many passes of the program.
+  int64_t microbatches = 1;
 };
 
 /// Reads the plan: `planned` is the module autoShard annotated, `device0`

@@ -27,6 +27,7 @@
 #include "weft/Support/OutputPath.h"
 #include "weft/Support/TempFolder.h"
 #include "weft/Transforms/AutoShard.h"
+#include "weft/Transforms/Microbatch.h"
 #include "weft/Transforms/Pipeline.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/Transforms/SpmdPartition.h"
@@ -145,6 +146,13 @@ static cl::opt<std::string> pipelineFile(
              "[...], \"mesh_shape\": [...], \"sharding\": \"tp\", \"ends\": "
              "[ONNX tensor names]}, ...]} (docs/Pipelines.md)"),
     cl::value_desc("file.json"), cl::init(""), cl::cat(category));
+static cl::opt<int> microbatchesFlag(
+    "microbatches",
+    cl::desc("Split the batch (dimension 0 of every input) into M "
+             "microbatches that follow each other through the pipeline's "
+             "stages; refused, naming the op, where an op mixes batch rows "
+             "(docs/Pipelines.md)"),
+    cl::value_desc("M"), cl::init(1), cl::cat(category));
 static cl::opt<std::string> objectiveFlag("objective",
                                           cl::desc("latency or throughput"),
                                           cl::init("latency"),
@@ -1050,6 +1058,13 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
     summary.totalSeconds += report.predictedSeconds;
     summary.transfers.push_back(std::move(report));
   }
+  ::weft::plan::PipelineTimes times;
+  for (const StageSummary &stage : summary.stages)
+    times.stageSeconds.push_back(stage.predictedSeconds);
+  for (const TransferReport &r : summary.transfers)
+    times.transfers.push_back(
+        {r.transfer.fromStage, r.transfer.toStage, r.predictedSeconds});
+  summary.schedule = ::weft::plan::estimateGPipe(times, microbatchesFlag);
   contents.planJson = pipelinePlanJson(summary);
   for (auto [k, mesh] : llvm::enumerate(meshes))
     contents.meshes.push_back(
@@ -1095,6 +1110,40 @@ static int compilePipeline(MLIRContext &context, ModuleOp module,
     info << clock.lines;
   }
   return 0;
+}
+
+/// --microbatches=M: checks that the batch of `module` splits into M
+/// microbatches and replaces it with the model imported at batch B/M
+/// (marked with its microbatch count for the program signature).
+static LogicalResult importMicrobatchModel(MLIRContext &context,
+                                           const OnnxImportOptions &options,
+                                           OwningOpRef<ModuleOp> &module,
+                                           ImportedTensors *tensors) {
+  auto full = module->lookupSymbol<func::FuncOp>("main");
+  FailureOr<BatchDims> dims = analyzeBatchSplit(full, microbatchesFlag);
+  if (failed(dims))
+    return failure();
+  OnnxImportOptions microOptions = options;
+  microOptions.batchDivisor = microbatchesFlag;
+  OwningOpRef<ModuleOp> micro =
+      importOnnxFile(&context, modelPath, microOptions, tensors);
+  if (!micro) {
+    llvm::WithColor::error(llvm::errs(), "weftc")
+        << "--microbatches=" << microbatchesFlag
+        << ": the model does not import at batch "
+        << dims->batch / microbatchesFlag
+        << " (above): it bakes in its batch size\n";
+    return failure();
+  }
+  if (failed(checkMicrobatchModel(full, *dims,
+                                  micro->lookupSymbol<func::FuncOp>("main"),
+                                  microbatchesFlag)))
+    return failure();
+  (*micro)->setAttr(kProgramMicrobatchesAttr,
+                    IntegerAttr::get(IntegerType::get(&context, 64),
+                                     microbatchesFlag));
+  module = std::move(micro);
+  return success();
 }
 
 int main(int argc, char **argv) {
@@ -1291,6 +1340,18 @@ int main(int argc, char **argv) {
   auto func = module->lookupSymbol<func::FuncOp>("main");
   if (!func)
     return fail("the imported model has no main function");
+  if (microbatchesFlag < 1)
+    return fail("--microbatches=" + std::to_string(microbatchesFlag) +
+                " must be at least 1");
+  if (microbatchesFlag > 1) {
+    if (failed(importMicrobatchModel(context, importOptions, module,
+                                     shardingFile.empty() && pipelineFile.empty()
+                                         ? nullptr
+                                         : &tensors)))
+      return kExitBadInput;
+    func = module->lookupSymbol<func::FuncOp>("main");
+    clock.lap("import of a microbatch");
+  }
   if (!checkStaticInputs(func))
     return kExitBadInput;
   std::vector<TensorDescription> inputs = describe(func, false);
@@ -1426,6 +1487,7 @@ int main(int argc, char **argv) {
     PlanSummary planSummary =
         summarizePlan(*module, *device0, shardOptions, report, summaries,
                       /*compiled=*/!stopAfterPartition, modelName);
+    planSummary.microbatches = microbatchesFlag;
     // The distinct programs: compiled ones as codegen merged them, else one
     // per distinct partitioning (block shapes).
     {

@@ -43,6 +43,14 @@ inline constexpr llvm::StringLiteral kMeshShapeAttr = "weft.mesh_shape";
 inline constexpr llvm::StringLiteral kMeshWorldRanksAttr =
     "weft.mesh_world_ranks";
 inline constexpr llvm::StringLiteral kProgramWorldSizeAttr = "weft.world_size";
+/// On a model compiled for one microbatch (weftc --microbatches=M): M, an
+/// IntegerAttr; the signature gets a "microbatches M" line.
+inline constexpr llvm::StringLiteral kProgramMicrobatchesAttr =
+    "weft.microbatches";
+/// The world rank that holds the model's outputs whole (the signature's
+/// "collector" record; absent: world rank 0).
+inline constexpr llvm::StringLiteral kProgramCollectorRankAttr =
+    "weft.collector_rank";
 
 /// On a module compiled for CUDA: the GPU architectures (DenseI32ArrayAttr,
 /// 80 for sm_80) its kernels are built for; the signature gets a

@@ -73,18 +73,24 @@ void chooseBoundaryShardings(ModuleOp pipeline,
 /// partitioned for its mesh position, inside a main with the model's
 /// inputs and outputs that first receives what the stage needs (in the
 /// deadlock-free order of docs/Pipelines.md), then computes, then sends;
-/// rank 0 also collects the model's outputs, which other ranks leave
-/// uninitialized (only rank 0's outputs are read).
+/// the collector rank (collectorRank) also collects the model's outputs,
+/// which other ranks leave zero (only the collector's outputs are read).
 FailureOr<OwningOpRef<ModuleOp>>
 buildDeviceProgram(ModuleOp pipeline,
                    llvm::ArrayRef<OwningOpRef<ModuleOp>> plannedStages,
                    int64_t rank, int64_t worldSize);
 
+/// The world rank that collects the model's outputs whole: the first rank of
+/// the last stage. The last stage finishes a request last, so collecting
+/// there keeps the first stage free to start the next request (a collector
+/// in the first stage would wait for every request to cross the pipeline).
+int64_t collectorRank(ModuleOp pipeline);
+
 /// A value crossing a cut, for reports and plan.json.
 struct TransferSummary {
   std::string tensor;
   int fromStage = 0;
-  /// -1: the model's output, collected on rank 0.
+  /// -1: the model's output, collected on the collector rank.
   int toStage = 0;
   int64_t bytes = 0;
   int64_t pieces = 0;
@@ -98,6 +104,10 @@ std::vector<TransferSummary> summarizeTransfers(ModuleOp pipeline);
 /// (the program signature's `pipeline` record needs it with the mesh's
 /// world ranks).
 inline constexpr llvm::StringLiteral kWorldSizeAttr = "weft.world_size";
+/// ... and the world rank that holds the model's outputs (collectorRank;
+/// the signature's `collector` record).
+inline constexpr llvm::StringLiteral kCollectorRankAttr =
+    "weft.collector_rank";
 /// On a weft.stage once its module is planned: the sharding each result
 /// leaves in (an array of #weft.sharding on the stage's mesh).
 inline constexpr llvm::StringLiteral kResultShardingsAttr =

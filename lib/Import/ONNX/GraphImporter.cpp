@@ -279,6 +279,15 @@ GraphImporter::convertValueInfoType(const onnx::ValueInfoProto &info,
     }
     shape.assign(given.begin(), given.end());
   }
+  if (isInput && options.batchDivisor > 1) {
+    if (shape.empty() || ShapedType::isDynamic(shape[0]) ||
+        shape[0] % options.batchDivisor != 0)
+      return mlir::emitError(loc)
+             << "graph input '" << info.name() << "' (" << formatShape(shape)
+             << ") has no batch in dimension 0 that " << options.batchDivisor
+             << " microbatches divide";
+    shape[0] /= options.batchDivisor;
+  }
   // Sizes enter here; no later stage has to guard its arithmetic.
   if (std::optional<std::string> problem = checkTensorSize(shape, elementType))
     return mlir::emitError(loc)
@@ -538,16 +547,21 @@ LogicalResult GraphImporter::createReturn() {
       }
       if (declared.has_shape()) {
         const auto &dims = declared.shape().dim();
+        // A microbatch's output has 1/batchDivisor of the declared batch.
+        SmallVector<int64_t> declaredShape;
+        for (auto [i, d] : llvm::enumerate(dims)) {
+          int64_t size = d.has_dim_value() ? d.dim_value() : ShapedType::kDynamic;
+          if (i == 0 && d.has_dim_value() && options.batchDivisor > 1 &&
+              size % options.batchDivisor == 0)
+            size /= options.batchDivisor;
+          declaredShape.push_back(size);
+        }
         bool conflict = dims.size() != actual.getRank();
         for (int i = 0; !conflict && i < dims.size(); ++i)
-          conflict = dims[i].has_dim_value() &&
+          conflict = !ShapedType::isDynamic(declaredShape[i]) &&
                      !ShapedType::isDynamic(actual.getDimSize(i)) &&
-                     dims[i].dim_value() != actual.getDimSize(i);
+                     declaredShape[i] != actual.getDimSize(i);
         if (conflict) {
-          SmallVector<int64_t> declaredShape;
-          for (const auto &d : dims)
-            declaredShape.push_back(d.has_dim_value() ? d.dim_value()
-                                                      : ShapedType::kDynamic);
           return mlir::emitError(loc)
                  << "graph output '" << output.name()
                  << "' is declared with shape " << formatShape(declaredShape)

@@ -24,6 +24,10 @@ struct OnnxImportOptions {
   /// input's rank and agree with its static dimensions; it replaces symbolic
   /// (dynamic) ones.
   llvm::StringMap<SmallVector<int64_t>> inputShapes;
+  /// Divides dimension 0 (the batch) of every graph input, and of the
+  /// graph outputs the model declares, by this: the model of one
+  /// microbatch (weftc --microbatches). Applied after inputShapes.
+  int64_t batchDivisor = 1;
   /// Tensors of at most this many bytes are written into the IR as
   /// weft.constant; larger initializers become weft.weight referring to the
   /// bytes in the model or external-data file.
