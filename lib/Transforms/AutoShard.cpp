@@ -386,9 +386,13 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
       if (!sharding)
         continue;
       auto type = cast<RankedTensorType>(op->getOperand(i).getType());
-      localBytes += bytesOf(
+      double bytes = bytesOf(
           plan::largestLocalShape(type.getShape(), *sharding, meshShape),
           elementBytes(type));
+      if (node.space && i < node.space->operandReadInPart.size() &&
+          node.space->operandReadInPart[i])
+        bytes = std::min(bytes, resultBytes);
+      localBytes += bytes;
     }
     double work = 0;
     if (node.space)

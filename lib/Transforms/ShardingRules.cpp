@@ -529,6 +529,8 @@ std::optional<LoopSpace> mlir::weft::getLoopSpace(Operation *op) {
         b.addOperand(dataDims);
         b.addOperand(indexDims);
         b.addResult(outDims);
+        // An embedding lookup reads the rows it gathers, not the table.
+        b.space.operandReadInPart = {true, false};
         b.space.flops = numElements(op.getResult());
         return b.space;
       })

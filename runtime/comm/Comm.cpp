@@ -218,6 +218,9 @@ static weft_rt_status createComm(weft_rt_context *ctx, const char *function,
     // The process is ours: report errors as statuses instead of aborting.
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   }
+  int worldSize = 0;
+  MPI_Comm_size(MPI_COMM_WORLD, &worldSize);
+  configureWaitPolicy(weft_rt_context_num_threads(ctx), worldSize);
 
   auto *comm = new (std::nothrow) weft_rt_comm();
   weft_rt_status status = WEFT_RT_OUT_OF_MEMORY;

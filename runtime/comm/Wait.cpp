@@ -3,10 +3,14 @@
 #include "comm/Wait.h"
 
 #include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <optional>
 #include <chrono>
 #include <cstdlib>
 #include <thread>
 
+#include <sched.h>
 #include <sys/prctl.h>
 
 using namespace weft::rt;
@@ -22,21 +26,64 @@ static int64_t microsecondsFromEnvironment(const char *name,
   return *end == '\0' && value >= 0 && value <= 1000000 ? value : fallback;
 }
 
+/// The cores this process may run on.
+static int availableCores() {
+  cpu_set_t set;
+  if (sched_getaffinity(0, sizeof(set), &set) == 0)
+    return std::max(1, CPU_COUNT(&set));
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+/// The ranks of the job on this host: Open MPI's (or PMIx's) local size,
+/// else `fallback`.
+static int localRanks(int fallback) {
+  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_SIZE", "PMIX_LOCAL_SIZE"}) {
+    const char *text = std::getenv(name);
+    if (!text || !*text)
+      continue;
+    char *end = nullptr;
+    long value = std::strtol(text, &end, 10);
+    if (*end == '\0' && value >= 1 && value <= (1 << 24))
+      return static_cast<int>(value);
+  }
+  return std::max(1, fallback);
+}
+
+static WaitPolicy makePolicy(int threadsPerRank, int ranksFallback) {
+  WaitPolicy p;
+  // Every rank on this host with cores of its own: spinning takes a core
+  // nobody else needs, and a sleep would add its wake-up to every transfer
+  // of a pipeline.
+  int64_t needed = static_cast<int64_t>(localRanks(ranksFallback)) *
+                   std::max(1, threadsPerRank);
+  if (needed <= availableCores())
+    p.spinMicroseconds = WaitPolicy::kDedicatedSpinMicroseconds;
+  p.spinMicroseconds =
+      microsecondsFromEnvironment("WEFT_MPI_SPIN_US", p.spinMicroseconds);
+  p.maxSleepMicroseconds = microsecondsFromEnvironment(
+      "WEFT_MPI_MAX_SLEEP_US", p.maxSleepMicroseconds);
+  if (p.firstSleepMicroseconds > p.maxSleepMicroseconds)
+    p.firstSleepMicroseconds = p.maxSleepMicroseconds;
+  // Linux rounds sleeps up by the thread's timer slack (50 us by
+  // default), which would make the first, short sleeps long.
+  prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
+  return p;
+}
+
+namespace {
+/// The process's policy, set once (MPI calls come from one thread).
+std::optional<WaitPolicy> processPolicy;
+} // namespace
+
+void weft::rt::configureWaitPolicy(int threadsPerRank, int worldSize) {
+  if (!processPolicy)
+    processPolicy = makePolicy(threadsPerRank, worldSize);
+}
+
 const WaitPolicy &weft::rt::waitPolicy() {
-  static const WaitPolicy policy = [] {
-    WaitPolicy p;
-    p.spinMicroseconds =
-        microsecondsFromEnvironment("WEFT_MPI_SPIN_US", p.spinMicroseconds);
-    p.maxSleepMicroseconds = microsecondsFromEnvironment(
-        "WEFT_MPI_MAX_SLEEP_US", p.maxSleepMicroseconds);
-    if (p.firstSleepMicroseconds > p.maxSleepMicroseconds)
-      p.firstSleepMicroseconds = p.maxSleepMicroseconds;
-    // Linux rounds sleeps up by the thread's timer slack (50 us by
-    // default), which would make the first, short sleeps long.
-    prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
-    return p;
-  }();
-  return policy;
+  if (!processPolicy)
+    processPolicy = makePolicy(1, INT32_MAX);
+  return *processPolicy;
 }
 
 /// Calls `test(&done)` (an MPI status) until it reports done or fails:

@@ -6,7 +6,9 @@
 // takes the core the peer needs. Every MPI wait of the runtime goes through
 // waitFor instead: a non-blocking call, tested in a tight loop for a short
 // while (a collective among running ranks ends within microseconds), then
-// with sleeps that grow to a bound. Private to the runtime.
+// with sleeps that grow to a bound. Where every rank on the host has cores
+// of its own, the spin is long instead (a pipeline's transfers would
+// otherwise pay a sleep's wake-up each). Private to the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,6 +24,9 @@ namespace weft::rt {
 
 /// How a wait spends its time: spinning first, then sleeping.
 struct WaitPolicy {
+  /// The spin of a rank with cores of its own: longer than a pipeline
+  /// stage's usual wait for its neighbour.
+  static constexpr int64_t kDedicatedSpinMicroseconds = 20000;
   /// Microseconds of MPI_Test in a tight loop before the first sleep.
   int64_t spinMicroseconds = 50;
   /// The first sleep, doubled after each test that finds the wait not
@@ -30,8 +35,16 @@ struct WaitPolicy {
   int64_t maxSleepMicroseconds = 250;
 };
 
-/// The process's policy: WaitPolicy's defaults, or WEFT_MPI_SPIN_US and
-/// WEFT_MPI_MAX_SLEEP_US when they are non-negative integers (read once).
+/// Sets the process's policy, once (later calls change nothing): the long
+/// spin when the job's ranks on this host (Open MPI's local size, else
+/// `worldSize`) times `threadsPerRank` fit the cores this process may use,
+/// else WaitPolicy's defaults; WEFT_MPI_SPIN_US and WEFT_MPI_MAX_SLEEP_US
+/// override them when they are integers from 0 to 10^6. Communicators call
+/// it when they are created.
+void configureWaitPolicy(int threadsPerRank, int worldSize);
+
+/// The process's policy (as configureWaitPolicy(1, unknown world) when it
+/// was not configured: the short spin unless the host is Open MPI's).
 const WaitPolicy &waitPolicy();
 
 /// Completes `request` as MPI_Wait would (MPI_SUCCESS or MPI's error code),

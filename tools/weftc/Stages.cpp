@@ -309,14 +309,24 @@ double mlir::weft::opSecondsOnOneDevice(Operation *op,
   one.shape = {1};
   one.devices = {device};
   plan::CostModel costs(cluster, one);
-  double flops = 0;
-  if (std::optional<LoopSpace> space = getLoopSpace(op))
-    flops = space->flops;
-  double bytes = 0;
-  for (Value v : op->getOperands())
-    bytes += tensorBytes(v.getType());
+  // As the planner prices ops (AutoShard.cpp): a weight or constant costs
+  // nothing itself (its users read it), and an operand read in part (a
+  // gather's table) counts as many bytes as the result.
+  if (isa<WeightOp, ConstantOp>(op))
+    return 0;
+  std::optional<LoopSpace> space = getLoopSpace(op);
+  double flops = space ? space->flops : 0;
+  double resultBytes = 0;
   for (Value v : op->getResults())
-    bytes += tensorBytes(v.getType());
+    resultBytes += tensorBytes(v.getType());
+  double bytes = resultBytes;
+  for (auto [i, v] : llvm::enumerate(op->getOperands())) {
+    double operand = tensorBytes(v.getType());
+    if (space && i < space->operandReadInPart.size() &&
+        space->operandReadInPart[i])
+      operand = std::min(operand, resultBytes);
+    bytes += operand;
+  }
   return costs.computeSeconds(flops, bytes, plan::DType::F32);
 }
 

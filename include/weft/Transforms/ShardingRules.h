@@ -44,6 +44,10 @@ struct LoopSpace {
   /// and stays as it is.
   llvm::SmallVector<llvm::SmallVector<int>> operandDims;
   llvm::SmallVector<bool> operandIsData;
+  /// Operands the op reads only in part, about as many elements as its
+  /// result has (a gather's table): the cost model counts those bytes, not
+  /// the whole operand's. Empty: every operand is read whole.
+  llvm::SmallVector<bool> operandReadInPart;
   llvm::SmallVector<llvm::SmallVector<int>> resultDims;
   /// Work of the whole op (FLOPs; element operations count as one each).
   double flops = 0;

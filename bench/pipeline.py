@@ -1,0 +1,160 @@
+#!/usr/bin/env python3
+"""Throughput of pipelines against one device, tp and dp (weft-run --stream).
+
+For each model, in one run and with the same inputs and one thread per rank
+(--threads 1 --fixed-threads):
+
+  one    one device
+  pipe2  cpu:2 as 2 stages (weftc --stages=2)
+  tp2    cpu:2, one mesh, --sharding=tp
+  dp2    cpu:2, one mesh, --sharding=dp
+
+each package streams --requests requests (weft-run --stream N) and its
+throughput line is read. For pipe2 the stages' own compute is measured too:
+a --bench run with --profile gives every rank's op times per run without
+its sends and receives, and the slowest stage's time T bounds the
+pipeline's throughput at 1/T. #14's targets: pipe2 at least 1.6x one and at
+least 0.85 x 1/T.
+
+Models: bert_tiny from --shared (its first test shape) and the in-repo GPT
+(test/E2E/make_gpt.py, batch 1). The CPU model, its flags and the load
+average are printed with the table.
+
+Usage: pipeline.py --weftc build/bin/weftc --weft-run build/bin/weft-run
+                   [--shared ../shared/models] [--requests 200] [--work DIR]
+"""
+
+import argparse
+import glob
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from compile_time import cpu_facts  # noqa: E402
+
+THROUGHPUT = re.compile(r"throughput: ([0-9.e+]+) requests/s \((\d+) requests,"
+                        r" p50 ([0-9.e+]+) ms, p99 ([0-9.e+]+) ms\)")
+CONFIGS = {
+    "one": [],
+    "pipe2": ["--cluster", "cpu:2", "--stages=2"],
+    "tp2": ["--cluster", "cpu:2", "--sharding=tp"],
+    "dp2": ["--cluster", "cpu:2", "--sharding=dp"],
+}
+GPT_ARGS = ["--layers", "4", "--hidden", "256", "--heads", "4", "--seq", "64",
+            "--batch", "1", "--vocab", "512", "--seed", "3"]
+
+
+def run(cmd, timeout=900):
+    proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          timeout=timeout)
+    text = proc.stdout.decode(errors="replace")
+    if proc.returncode != 0:
+        raise RuntimeError("%s failed (%d):\n%s" % (" ".join(cmd),
+                                                     proc.returncode, text))
+    return text
+
+
+def models(args, work):
+    out = {}
+    if args.shared:
+        folder = os.path.join(args.shared, "bert_tiny")
+        meta = os.path.join(folder, "meta.json")
+        if os.path.exists(meta):
+            with open(meta) as f:
+                inputs = json.load(f)["inputs"]
+            shapes = ["--input-shape=%s=%s" % (k, "x".join(map(str, v[0])))
+                      for k, v in inputs.items()]
+            out["bert_tiny"] = (os.path.join(folder, "model.onnx"), shapes,
+                                os.path.join(folder, "test_data_set_0"))
+    gpt = os.path.join(work, "gpt", "model.onnx")
+    data = os.path.join(work, "gpt", "data")
+    if not os.path.exists(gpt):
+        run([sys.executable, os.path.join(HERE, "..", "test", "E2E",
+                                          "make_gpt.py"), "--out", gpt,
+             "--test-data", data] + GPT_ARGS)
+    out["gpt"] = (gpt, [], data)
+    return out
+
+
+def stage_compute_ms(trace_files, runs):
+    """Per rank: milliseconds of ops per run, sends and receives left out."""
+    per_rank = {}
+    for path in trace_files:
+        with open(path) as f:
+            events = json.load(f)
+        if isinstance(events, dict):
+            events = events.get("traceEvents", [])
+        total = sum(e.get("dur", 0) for e in events
+                    if e.get("ph") == "X" and e.get("cat") not in
+                    ("run", "send", "recv"))
+        rank = re.search(r"rank(\d+)", os.path.basename(path))
+        per_rank[int(rank.group(1)) if rank else 0] = total / 1000.0 / runs
+    return per_rank
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--weftc", required=True)
+    parser.add_argument("--weft-run", required=True)
+    parser.add_argument("--shared")
+    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--work")
+    args = parser.parse_args()
+    work = args.work or tempfile.mkdtemp(prefix="weft-pipeline-bench-")
+    cpu, flags, cores = cpu_facts()
+    print("CPU: %s (%d cores; %s); load average %s" % (
+        cpu, cores, " ".join(flags),
+        " ".join("%.2f" % x for x in os.getloadavg())))
+    print("%d requests per run, one thread per rank (--threads 1 "
+          "--fixed-threads)" % args.requests)
+    print("| model | config | requests/s | p50 ms | p99 ms | vs one | "
+          "slowest stage ms | of 1/slowest |")
+    print("|---|---|---|---|---|---|---|---|")
+    results = {}
+    for name, (onnx, shapes, data) in models(args, work).items():
+        one = None
+        for config, flags in CONFIGS.items():
+            pkg = os.path.join(work, name, config)
+            run([args.weftc, onnx, "-o", pkg, "--quiet"] + shapes + flags)
+            common = [args.weft_run, pkg, "--inputs", data, "--threads", "1",
+                      "--fixed-threads", "--quiet"]
+            text = run(common + ["--stream", str(args.requests)])
+            m = THROUGHPUT.search(text)
+            rate, p50, p99 = float(m.group(1)), float(m.group(3)), \
+                float(m.group(4))
+            if config == "one":
+                one = rate
+            slowest, bound = "", ""
+            if config == "pipe2":
+                trace = os.path.join(pkg, "trace.json")
+                for old in glob.glob(os.path.join(pkg, "trace*.json")):
+                    os.remove(old)
+                runs = 30
+                run(common + ["--bench", str(runs), "--warmup", "3",
+                              "--profile", trace])
+                per_rank = stage_compute_ms(
+                    glob.glob(os.path.join(pkg, "trace.rank*.json")), runs)
+                worst = max(per_rank.values())
+                slowest = "%.3f" % worst
+                bound = "%.2f" % (rate / (1000.0 / worst))
+                results[name] = {"vs_one": rate / one,
+                                 "of_bound": rate / (1000.0 / worst)}
+            print("| %s | %s | %.1f | %.3f | %.3f | %.2fx | %s | %s |" % (
+                name, config, rate, p50, p99, rate / one, slowest, bound))
+            sys.stdout.flush()
+    print("load average after: %s" % " ".join("%.2f" % x
+                                                for x in os.getloadavg()))
+    ok = all(r["vs_one"] >= 1.6 and r["of_bound"] >= 0.85
+             for r in results.values())
+    print("targets (pipe2 >= 1.6x one and >= 0.85 of 1/slowest stage): %s" %
+          ("met" if ok else "NOT met"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
