@@ -1,15 +1,17 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds Weft and runs its main job on the bundled
-# example model: compile models/example/classifier.onnx for the default
-# cluster (one CPU device), print the plan, run the package on the bundled
-# inputs and print and check the results; then compile it as a pipeline of 2
-# stages for a cluster of 2 CPU devices of this machine (the stage table is
-# printed), run it as 2 MPI ranks and check it against the one-device
-# outputs.
+# example model: compile models/example/classifier.onnx as a pipeline of 2
+# stages for a cluster of 2 CPU devices of this machine, 2 microbatches per
+# batch (the stage table and schedule are printed); compile it for one
+# device too and check that one against the bundled reference; run the
+# pipeline as 2 MPI ranks and check it against the one-device outputs; then
+# stream 200 requests through each and print both throughput lines.
 #
 #   scripts/demo.sh [MODEL.onnx DATA_DIR [--input-shape=NAME=D0xD1x...]...]
 #
-# DATA_DIR is an ONNX test-data folder (input_*.pb, and output_*.pb to check).
+# DATA_DIR is an ONNX test-data folder (input_*.pb, and output_*.pb to
+# check). --microbatches=2 needs the batch (dimension 0 of every input) to
+# be even; with another model, WEFT_DEMO_MICROBATCHES=1 turns it off.
 set -euo pipefail
 source "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
@@ -32,33 +34,40 @@ else
   exit 1
 fi
 package=$WEFT_BUILD/demo/$(basename "$model" .onnx)
+pipeline=$package.pipeline
+microbatches=${WEFT_DEMO_MICROBATCHES:-2}
 
-compile() {
-  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package"
-  echo
-  echo "--- the plan (weftc --emit=plan --report)"
+compile_pipeline() {
+  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$pipeline" \
+    --cluster cpu:2 --stages=2 --microbatches="$microbatches"
+}
+compile_one() {
+  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package" --quiet
+  echo "--- the one-device plan (weftc --emit=plan --report)"
   "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package.plan" \
     --emit=plan --report --quiet
   echo
-  echo "--- $package/manifest.json"
-  cat "$package/manifest.json"
-}
-run() {
   "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data"
   if compgen -G "$data/output_*.pb" >/dev/null; then
     echo
     "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data" --check "$data"
   fi
-}
-stage "compile $(basename "$model")" compile
-stage "run $(basename "$package")" run
-pipeline() {
   "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data" --quiet \
     --output-dir "$package.outputs"
-  "$WEFT_BUILD/bin/weftc" "$model" "${shapes[@]}" -o "$package.pipeline" \
-    --cluster cpu:2 --stages=2
-  echo
-  "$WEFT_BUILD/bin/weft-run" "$package.pipeline" --inputs "$data" \
+}
+check_pipeline() {
+  "$WEFT_BUILD/bin/weft-run" "$pipeline" --inputs "$data" \
     --check "$package.outputs"
 }
-stage "pipeline: 2 stages on cpu:2, checked against one device" pipeline
+stream() {
+  echo "one device:"
+  "$WEFT_BUILD/bin/weft-run" "$package" --inputs "$data" --stream 200 \
+    --threads 1 --quiet
+  echo "pipeline of 2 stages on cpu:2 (one thread each):"
+  "$WEFT_BUILD/bin/weft-run" "$pipeline" --inputs "$data" --stream 200 \
+    --threads 1 --quiet --check "$package.outputs"
+}
+stage "compile $(basename "$model") as 2 stages on cpu:2" compile_pipeline
+stage "compile $(basename "$model") for one device, run, check" compile_one
+stage "run the pipeline, check it against one device" check_pipeline
+stage "stream 200 requests through each" stream

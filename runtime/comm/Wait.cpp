@@ -95,9 +95,19 @@ static int pollUntilDone(const WaitPolicy &policy, Test test) {
   int status = test(&done);
   if (status != MPI_SUCCESS || done)
     return status;
+  // A tight loop first; past WaitPolicy::kTightSpinMicroseconds each test
+  // yields the core: it costs nothing when the core is this rank's alone,
+  // and lets another thread run when it is not (a busy host that the
+  // policy could not see, or this process's failure detector).
+  Clock::time_point start = Clock::now();
   Clock::time_point spinUntil =
-      Clock::now() + std::chrono::microseconds(policy.spinMicroseconds);
-  while (Clock::now() < spinUntil) {
+      start + std::chrono::microseconds(policy.spinMicroseconds);
+  Clock::time_point tightUntil =
+      start + std::chrono::microseconds(std::min<int64_t>(
+                  policy.spinMicroseconds, WaitPolicy::kTightSpinMicroseconds));
+  for (Clock::time_point now = start; now < spinUntil; now = Clock::now()) {
+    if (now >= tightUntil)
+      std::this_thread::yield();
     status = test(&done);
     if (status != MPI_SUCCESS || done)
       return status;

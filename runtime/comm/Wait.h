@@ -22,11 +22,14 @@
 
 namespace weft::rt {
 
-/// How a wait spends its time: spinning first, then sleeping.
+/// How a wait spends its time: spinning first (a tight loop, then one that
+/// yields the core between tests), then sleeping.
 struct WaitPolicy {
   /// The spin of a rank with cores of its own: longer than a pipeline
   /// stage's usual wait for its neighbour.
   static constexpr int64_t kDedicatedSpinMicroseconds = 20000;
+  /// The part of a spin that never yields the core.
+  static constexpr int64_t kTightSpinMicroseconds = 50;
   /// Microseconds of MPI_Test in a tight loop before the first sleep.
   int64_t spinMicroseconds = 50;
   /// The first sleep, doubled after each test that finds the wait not
