@@ -9,8 +9,8 @@ For each model, in one run and with the same inputs and one thread per rank
   tp2    cpu:2, one mesh, --sharding=tp
   dp2    cpu:2, one mesh, --sharding=dp
 
-each package streams --requests requests (weft-run --stream N) and its
-throughput line is read. For pipe2 the stages' own compute is measured too:
+each package streams --requests requests after --warmup untimed ones
+(weft-run --stream N --warmup K) and its throughput line is read. For pipe2 the stages' own compute is measured too:
 a --bench run with --profile gives every rank's op times per run without
 its sends and receives, and the slowest stage's time T bounds the
 pipeline's throughput at 1/T. #14's targets: pipe2 at least 1.6x one and at
@@ -21,7 +21,8 @@ Models: bert_tiny from --shared (its first test shape) and the in-repo GPT
 average are printed with the table.
 
 Usage: pipeline.py --weftc build/bin/weftc --weft-run build/bin/weft-run
-                   [--shared ../shared/models] [--requests 200] [--work DIR]
+                   [--shared ../shared/models] [--requests 1000] [--warmup 20]
+                   [--work DIR]
 """
 
 import argparse
@@ -102,7 +103,8 @@ def main():
     parser.add_argument("--weftc", required=True)
     parser.add_argument("--weft-run", required=True)
     parser.add_argument("--shared")
-    parser.add_argument("--requests", type=int, default=200)
+    parser.add_argument("--requests", type=int, default=1000)
+    parser.add_argument("--warmup", type=int, default=20)
     parser.add_argument("--work")
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="weft-pipeline-bench-")
@@ -110,8 +112,8 @@ def main():
     print("CPU: %s (%d cores; %s); load average %s" % (
         cpu, cores, " ".join(flags),
         " ".join("%.2f" % x for x in os.getloadavg())))
-    print("%d requests per run, one thread per rank (--threads 1 "
-          "--fixed-threads)" % args.requests)
+    print("%d requests per run after %d warm-up requests, one thread per "
+          "rank (--threads 1 --fixed-threads)" % (args.requests, args.warmup))
     print("| model | config | requests/s | p50 ms | p99 ms | vs one | "
           "slowest stage ms | of 1/slowest |")
     print("|---|---|---|---|---|---|---|---|")
@@ -123,7 +125,8 @@ def main():
             run([args.weftc, onnx, "-o", pkg, "--quiet"] + shapes + flags)
             common = [args.weft_run, pkg, "--inputs", data, "--threads", "1",
                       "--fixed-threads", "--quiet"]
-            text = run(common + ["--stream", str(args.requests)])
+            text = run(common + ["--stream", str(args.requests), "--warmup",
+                                  str(args.warmup)])
             m = THROUGHPUT.search(text)
             rate, p50, p99 = float(m.group(1)), float(m.group(3)), \
                 float(m.group(4))

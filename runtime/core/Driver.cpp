@@ -515,10 +515,10 @@ int Driver::runAll() {
   return kExitOk;
 }
 
-/// --stream N: every rank runs the N requests back to back, without a
-/// barrier between them, so that a pipeline's first stage starts request
-/// i + 1 while the next stage works on i (each rank waits only for the
-/// data it receives). Times are taken against one start after a barrier,
+/// --stream N: every rank runs --warmup requests, then (after a barrier)
+/// the N requests back to back, without a barrier between them, so that a
+/// pipeline's first stage starts request i + 1 while the next stage works
+/// on i (each rank waits only for the data it receives). Times are taken against one start after a barrier,
 /// so that they compare across the ranks of one machine.
 int Driver::runStream() {
   int64_t n = options.streamRequests;
@@ -529,6 +529,16 @@ int Driver::runStream() {
     requestOutputs = RequestOutputs(signature, n);
   streamStartMs.assign(static_cast<size_t>(n), 0);
   streamEndMs.assign(static_cast<size_t>(n), 0);
+  // Warm-up requests (untimed, their outputs dropped) fault the arena and
+  // weights in and fill the caches on every rank.
+  phase.store(kRunning, std::memory_order_relaxed);
+  for (int64_t r = 0; r < options.warmupRuns; ++r) {
+    const std::vector<LoadedTensor> &data =
+        requests.inputs[static_cast<size_t>(r) % requests.inputs.size()];
+    if (weft_rt_status status = runBatch(data, nullptr))
+      return failStatus(status, "warm-up request " + std::to_string(r) +
+                                    ": the model failed: ");
+  }
   if (comm) {
     phase.store(kAtBarrier, std::memory_order_relaxed);
     mesh->barrier(comm, exeName);

@@ -165,8 +165,8 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
             "NAME=FILE, not both";
     return false;
   }
-  if (out.warmupRuns >= 0 && out.benchRuns == 0) {
-    error = "--warmup only applies to --bench N";
+  if (out.warmupRuns >= 0 && out.benchRuns == 0 && out.streamRequests == 0) {
+    error = "--warmup only applies to --bench N and --stream N";
     return false;
   }
   if (out.streamRequests && out.benchRuns) {
@@ -183,7 +183,8 @@ bool weft::rt::parseDriverOptions(int argc, char **argv, DriverOptions &out,
     return false;
   }
   if (out.warmupRuns < 0)
-    out.warmupRuns = std::min<int64_t>(out.benchRuns, 5);
+    out.warmupRuns =
+        std::min<int64_t>(std::max(out.benchRuns, out.streamRequests), 5);
   return true;
 }
 
@@ -218,7 +219,8 @@ void weft::rt::printDriverUsage(FILE *out, const std::string &exeName,
       "                       |expected| (defaults 1e-3 and 1e-5); NaN only\n"
       "                       where NaN, integers exact\n"
       "  --bench N            time N runs; prints 'median X ms  min Y ms'\n"
-      "  --warmup K           untimed runs before them (default min(N, 5))\n"
+      "  --warmup K           untimed runs (or requests) before them\n"
+      "                       (default min(N, 5))\n"
       "  --stream N           run N requests back to back with several in\n"
       "                       flight (a pipeline's stages all busy); prints\n"
       "                       'throughput: X requests/s (N requests, p50 A ms,\n"

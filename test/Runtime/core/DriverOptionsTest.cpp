@@ -80,6 +80,18 @@ TEST(DriverOptionsTest, FixedThreads) {
   EXPECT_FALSE(parse({"--fixed-threads=1"}, o, error));
 }
 
+TEST(DriverOptionsTest, Streams) {
+  DriverOptions o;
+  std::string error;
+  ASSERT_TRUE(parse({"--stream", "200", "--outputs", "out"}, o, error))
+      << error;
+  EXPECT_EQ(o.streamRequests, 200);
+  EXPECT_EQ(o.outputDir, "out");
+  EXPECT_EQ(o.warmupRuns, 5);
+  ASSERT_TRUE(parse({"--stream", "3", "--warmup", "0"}, o, error)) << error;
+  EXPECT_EQ(o.warmupRuns, 0);
+}
+
 TEST(DriverOptionsTest, RefusesWrongOptions) {
   struct Case {
     std::vector<std::string> args;
@@ -100,7 +112,11 @@ TEST(DriverOptionsTest, RefusesWrongOptions) {
       {{"--bench", "0"}, "--bench must be a run count >= 1, not '0'"},
       {{"--bench", "5x"}, "not '5x'"},
       {{"--bench", "99999999999999999999"}, "--bench must be"},
-      {{"--warmup", "2"}, "--warmup only applies to --bench"},
+      {{"--warmup", "2"}, "--warmup only applies to --bench N and --stream N"},
+      {{"--stream", "0"}, "--stream must be a request count >= 1, not '0'"},
+      {{"--stream", "2", "--bench", "2"}, "give --stream N"},
+      {{"--stream", "2", "--profile", "t.json"},
+       "--profile applies to single runs and --bench, not --stream"},
       {{"--bench", "2", "--warmup", "-1"}, "--warmup must be a run count"},
       {{"--threads", "0"}, "--threads must be between 1 and 4096"},
       {{"--threads", "5000"}, "--threads must be between 1 and 4096"},

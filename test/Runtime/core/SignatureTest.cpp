@@ -67,6 +67,54 @@ TEST(SignatureTest, ReadsTheTarget) {
   EXPECT_EQ(sig.gpuArchitectures, (std::vector<int>{80, 90}));
 }
 
+TEST(SignatureTest, ReadsTheCollectorAndMicrobatches) {
+  ProgramSignature sig;
+  std::string error;
+  ASSERT_TRUE(parseSignature("weft-program 1\narena 128\nweights 0\n"
+                             "pipeline 3 1\ncollector 2\nmicrobatches 4\n"
+                             "input x f32 2 2 3 0\noutput y f32 1 2 64\n",
+                             sig, error))
+      << error;
+  EXPECT_EQ(sig.collectorRank, 2);
+  EXPECT_EQ(sig.microbatches, 4);
+  EXPECT_EQ(sig.inputs[0].dims, (std::vector<int64_t>{2, 3}));
+  // The driver's view: whole batches.
+  ASSERT_TRUE(scaleToBatch(sig, error)) << error;
+  EXPECT_EQ(sig.inputs[0].dims, (std::vector<int64_t>{8, 3}));
+  EXPECT_EQ(sig.inputs[0].bytes, 96u);
+  EXPECT_EQ(sig.outputs[0].dims, (std::vector<int64_t>{8}));
+  EXPECT_EQ(sig.inputs[0].offset, 0);
+
+  ASSERT_TRUE(parseSignature("weft-program 1\narena 0\nweights 0\n", sig,
+                             error));
+  EXPECT_EQ(sig.collectorRank, 0);
+  EXPECT_EQ(sig.microbatches, 1);
+}
+
+TEST(SignatureTest, RefusesABadCollectorOrMicrobatchCount) {
+  struct Case {
+    const char *records;
+    const char *message;
+  } cases[] = {
+      {"collector 3\n", "the collector is world rank 3, but the job has 1"},
+      {"collector -1\n", "expected 'collector <world rank>'"},
+      {"collector 0\ncollector 0\n", "second 'collector' record"},
+      {"microbatches 0\n", "expected 'microbatches <count>'"},
+      {"microbatches 2\nmicrobatches 2\n", "second 'microbatches' record"},
+      {"microbatches 2\noutput s f32 0 0\n",
+       "'s' is a scalar, but a program of microbatches"},
+  };
+  for (const Case &c : cases) {
+    ProgramSignature sig;
+    std::string error;
+    std::string text =
+        std::string("weft-program 1\narena 64\nweights 0\n") + c.records;
+    EXPECT_FALSE(parseSignature(text.c_str(), sig, error)) << c.records;
+    EXPECT_NE(error.find(c.message), std::string::npos)
+        << "expected '" << c.message << "' in: " << error;
+  }
+}
+
 TEST(SignatureTest, AcceptsMinimalProgram) {
   ProgramSignature sig;
   std::string error;

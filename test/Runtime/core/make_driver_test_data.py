@@ -151,6 +151,19 @@ def main():
         with open(os.path.join(folder, f"input_{i}.pb"), "wb") as f:
             f.write(tensor.SerializeToString())
 
+    # --stream: five distinct requests, each folder with its expected
+    # outputs; the same with request 2 missing; expected outputs shifted by
+    # one request.
+    for r in range(5):
+        x = X + np.float32(r)
+        n = N + r
+        write_case(root, f"requests/request_{r}", x, n)
+        if r != 1:
+            write_case(root, f"requests-gap/request_{r}", x, n)
+        nx, nn = X + np.float32((r + 1) % 5), N + (r + 1) % 5
+        write_case(root, f"requests-shifted/request_{r}", x, n,
+                   *outputs(nx, nn))
+
     npy = os.path.join(root, "data", "npy")
     os.makedirs(npy, exist_ok=True)
     np.save(os.path.join(npy, "x.npy"), X)
