@@ -25,16 +25,28 @@ static int64_t dimSize(Value v, int64_t dim) {
   return cast<RankedTensorType>(v.getType()).getDimSize(dim);
 }
 
+/// A tensor with one value everywhere (a splat constant, a filled shape):
+/// every microbatch's block of it is the same, so it needs no cutting.
+static bool isUniform(Value v) {
+  if (isa_and_present<ConstantOfShapeOp>(v.getDefiningOp()))
+    return true;
+  if (auto constant = v.getDefiningOp<ConstantOp>())
+    if (auto dense = dyn_cast<DenseElementsAttr>(constant.getValue()))
+      return dense.isSplat();
+  return false;
+}
+
 namespace {
-/// Follows the batch through one op; records its results' batch dims.
+/// Follows the batch through one op; records its results' batch places.
 class BatchFollower {
 public:
-  BatchFollower(BatchDims &dims) : dims(dims) {}
+  BatchFollower(BatchDims &dims, int64_t microbatches)
+      : dims(dims), microbatches(microbatches) {}
 
   LogicalResult follow(Operation *op) {
     SmallVector<unsigned> batched;
     for (auto [i, operand] : llvm::enumerate(op->getOperands()))
-      if (dims.dimOf.count(operand))
+      if (dims.placeOf.count(operand))
         batched.push_back(static_cast<unsigned>(i));
     if (batched.empty())
       return success(); // Weights, constants, shapes: no batch.
@@ -42,36 +54,77 @@ public:
     // microbatch's model: it carries no batch rows.
     if (isa<ShapeOp, SizeOp>(op))
       return success();
+    if (isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op))
+      return followReshape(op);
+    return followLoops(op, batched);
+  }
+
+private:
+  /// A reshape keeps the elements' row-major order: the batch is a run of
+  /// digits of the mixed-radix index of the operand's elements, and it
+  /// lands inside one result dimension when no result dimension's boundary
+  /// cuts that run.
+  LogicalResult followReshape(Operation *op) {
+    Value input = op->getOperand(0), result = op->getResult(0);
+    const BatchPlace &in = dims.placeOf[input];
+    auto inType = cast<RankedTensorType>(input.getType());
+    auto outType = cast<RankedTensorType>(result.getType());
+    // Elements before the batch's digits (all dims before its own, and its
+    // own outer factor) and the batch run's end.
+    int64_t before = in.outer;
+    for (int64_t d = 0; d < in.dim; ++d)
+      before *= inType.getDimSize(d);
+    int64_t end = before * dims.batch;
+    int64_t prefix = 1;
+    for (int64_t d = 0; d < outType.getRank(); ++d) {
+      int64_t size = outType.getDimSize(d);
+      if (before % prefix == 0 && (prefix * size) % end == 0) {
+        dims.placeOf[result] = {d, before / prefix,
+                                prefix * size / end};
+        return success();
+      }
+      prefix *= size;
+    }
+    return refuse(op, "splits the batch dimension across result "
+                      "dimensions: it mixes batch rows");
+  }
+
+  LogicalResult followLoops(Operation *op, ArrayRef<unsigned> batched) {
     std::optional<LoopSpace> space = getLoopSpace(op);
     if (!space)
       return refuse(op, "has no data-parallel rule, so its batch rows cannot "
                         "be computed apart");
     int loop = -1;
+    BatchPlace place;
     for (unsigned i : batched) {
       if (!space->operandIsData[i])
         return refuse(op, "reads operand #" + std::to_string(i) +
                               ", which carries the batch, as a shape or "
                               "index list");
-      int at = space->operandDims[i][dims.dimOf[op->getOperand(i)]];
-      if (at < 0)
+      Value operand = op->getOperand(i);
+      const BatchPlace &at = dims.placeOf[operand];
+      int l = space->operandDims[i][at.dim];
+      if (l < 0)
         return refuse(op, "needs operand #" + std::to_string(i) +
                               " whole along its batch dimension: it mixes "
                               "batch rows");
-      if (loop >= 0 && at != loop)
+      // The loop covers the whole dimension (no broadcast of it), so the
+      // batch's factors carry over to the result.
+      if (space->sizes[l] != dimSize(operand, at.dim) ||
+          (loop >= 0 && (l != loop || at.outer != place.outer ||
+                         at.inner != place.inner)))
         return refuse(op, "pairs the batch rows of its operands with other "
-                          "dimensions");
-      loop = at;
+                          "rows");
+      loop = l;
+      place = at;
     }
     if (space->kinds[loop] != LoopKind::Parallel)
       return refuse(op, "sums over the batch dimension: it mixes batch rows");
-    if (space->sizes[loop] != dims.batch)
-      return refuse(op, "folds the batch dimension together with another "
-                        "one, so that a microbatch's rows are not a block of "
-                        "the result");
     // An operand that is not batched but spans the batch loop (a constant
     // the size of the batch) would need cutting too.
     for (auto [i, operandDims] : llvm::enumerate(space->operandDims)) {
-      if (dims.dimOf.count(op->getOperand(i)) || !space->operandIsData[i])
+      if (dims.placeOf.count(op->getOperand(i)) || !space->operandIsData[i] ||
+          isUniform(op->getOperand(i)))
         continue;
       if (llvm::is_contained(operandDims, loop))
         return refuse(op, "combines the batch with operand #" +
@@ -85,12 +138,15 @@ public:
       if (at == resultDims.end())
         return refuse(op, "does not keep the batch dimension in result #" +
                               std::to_string(r) + ": it mixes batch rows");
-      dims.dimOf[result] = at - resultDims.begin();
+      int64_t dim = at - resultDims.begin();
+      if (dimSize(result, dim) != space->sizes[loop])
+        return refuse(op, "pairs the batch rows of its operands with other "
+                          "rows");
+      dims.placeOf[result] = {dim, place.outer, place.inner};
     }
     return success();
   }
 
-private:
   LogicalResult refuse(Operation *op, const std::string &why) {
     return op->emitError() << "--microbatches: " << describeOp(op) << " "
                            << why
@@ -100,6 +156,7 @@ private:
   }
 
   BatchDims &dims;
+  int64_t microbatches;
 };
 } // namespace
 
@@ -124,26 +181,31 @@ FailureOr<BatchDims> mlir::weft::analyzeBatchSplit(func::FuncOp main,
              << "but the batch (dimension 0 of '" << nameAttr(main, true, 0)
              << "') is " << dims.batch
              << "; every input needs the batch in dimension 0";
-    dims.dimOf[arg] = 0;
+    dims.placeOf[arg] = {0, 1, 1};
   }
   if (dims.batch % microbatches != 0)
     return main.emitError("--microbatches=")
            << microbatches << " does not divide the batch " << dims.batch
            << " (dimension 0 of the inputs)";
-  BatchFollower follower(dims);
+  BatchFollower follower(dims, microbatches);
   Block &body = main.getBody().front();
   for (Operation &op : body.without_terminator())
     if (failed(follower.follow(&op)))
       return failure();
   for (auto [i, output] :
        llvm::enumerate(body.getTerminator()->getOperands())) {
-    auto at = dims.dimOf.find(output);
-    if (at != dims.dimOf.end() && at->second == 0)
+    auto at = dims.placeOf.find(output);
+    if (at != dims.placeOf.end() && at->second.dim == 0 &&
+        at->second.outer == 1)
       continue;
-    std::string where = at == dims.dimOf.end()
-                            ? "does not depend on the batch rows"
-                            : "carries the batch in dimension " +
-                                  std::to_string(at->second);
+    std::string where =
+        at == dims.placeOf.end()
+            ? "does not depend on the batch rows"
+        : at->second.dim != 0
+            ? "carries the batch in dimension " +
+                  std::to_string(at->second.dim)
+            : "carries the batch inside dimension 0, after a factor of " +
+                  std::to_string(at->second.outer);
     return main.emitError("--microbatches: output '")
            << nameAttr(main, false, i) << "' " << where
            << ", so the microbatches' outputs cannot be joined in "
@@ -162,8 +224,8 @@ LogicalResult mlir::weft::checkMicrobatchModel(func::FuncOp full,
     if (!type)
       return v.getType();
     SmallVector<int64_t> shape(type.getShape());
-    if (auto at = dims.dimOf.find(v); at != dims.dimOf.end())
-      shape[at->second] /= microbatches;
+    if (auto at = dims.placeOf.find(v); at != dims.placeOf.end())
+      shape[at->second.dim] /= microbatches;
     return RankedTensorType::get(shape, type.getElementType());
   };
   auto differs = [&](Operation *at, Value fullValue, Value microValue) {
@@ -184,7 +246,10 @@ LogicalResult mlir::weft::checkMicrobatchModel(func::FuncOp full,
     for (auto [x, y] : llvm::zip(a, b))
       for (auto [fullValue, microValue] :
            llvm::zip(x.getResults(), y.getResults()))
-        if (expected(fullValue) != microValue.getType())
+        // A uniform tensor may take the microbatch's size (a splat the
+        // importer sized by the batch): its blocks are all alike.
+        if (expected(fullValue) != microValue.getType() &&
+            !isUniform(fullValue))
           return differs(&y, fullValue, microValue);
   }
   // The outputs, whatever the ops (folding may differ with the batch size).

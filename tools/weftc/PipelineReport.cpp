@@ -146,9 +146,10 @@ void mlir::weft::printStageTable(const PipelineSummary &plan,
                         t.fromStage, to, t.tensor, bytesText(t.bytes),
                         t.pieces, r.predictedSeconds * 1e3);
   }
-  os << llvm::formatv("  predicted: {0:f3} ms per batch through all stages\n",
-                      plan.totalSeconds * 1e3);
   const ::weft::plan::ScheduleEstimate &s = plan.schedule;
+  os << llvm::formatv("  predicted: {0:f3} ms per {1} through all stages\n",
+                      plan.totalSeconds * 1e3,
+                      s.microbatches > 1 ? "microbatch" : "batch");
   os << llvm::formatv("  pipeline full ({0} microbatch{1} per batch): "
                       "{2:f1} batches/s, {3:f3} ms per batch, stage {4} the "
                       "slowest ({5:f3} ms a cycle)\n",

@@ -49,7 +49,8 @@ struct PipelineSummary {
   std::vector<int64_t> clusterDeviceOfRank;
   std::vector<int> stageOfRank;
   bool compiled = false;
-  /// One batch through every stage and transfer in turn.
+  /// One pass through every stage and transfer in turn: a batch, or one
+  /// microbatch with --microbatches (the schedule has the batch).
   double totalSeconds = 0;
   /// The GPipe estimate with the stage and transfer times above.
   ::weft::plan::ScheduleEstimate schedule;

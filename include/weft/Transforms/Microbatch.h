@@ -8,8 +8,8 @@
 // the batch dimension from the inputs (dimension 0 of each) through each
 // op's loop space (ShardingRules.h) and refuses, naming the op, an op that
 // mixes batch rows (a reduction or softmax over the batch, a matmul that
-// contracts it, a reshape that folds it into another dimension) or that has
-// no rule. Baked-in batch sizes (a Reshape to a constant [8, ...]) are
+// contracts it, a reshape that folds it inside another dimension) or that
+// has no rule. Baked-in batch sizes (a Reshape to a constant [8, ...]) are
 // caught by comparing the model imported at batch B/M with this one.
 //
 //===----------------------------------------------------------------------===//
@@ -22,15 +22,24 @@
 
 namespace mlir::weft {
 
-/// The dimension that carries the batch in each value that has one.
+/// Where the batch is in a value: dimension `dim`, whose size is
+/// outer x batch x inner (attention's [batch x heads, ...] has inner = heads;
+/// a sequence-first [seq x batch, ...] has outer = seq).
+struct BatchPlace {
+  int64_t dim = 0;
+  int64_t outer = 1;
+  int64_t inner = 1;
+};
+
+/// The batch's place in every value that has one.
 struct BatchDims {
   int64_t batch = 0;
-  llvm::DenseMap<Value, int64_t> dimOf;
+  llvm::DenseMap<Value, BatchPlace> placeOf;
 };
 
 /// Follows dimension 0 of every input of `main` (the batch, the same size
-/// in each) to the outputs; every output must carry it in dimension 0 and
-/// `microbatches` must divide it. Emits an error naming the op, input or
+/// in each) to the outputs; every output must carry it as dimension 0's
+/// outermost factor and `microbatches` must divide it. Emits an error naming the op, input or
 /// output on failure.
 FailureOr<BatchDims> analyzeBatchSplit(func::FuncOp main,
                                        int64_t microbatches);

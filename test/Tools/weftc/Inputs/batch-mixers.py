@@ -50,6 +50,29 @@ def main():
         "transposed": model("transposed", [
             helper.make_node("Transpose", ["x"], ["y"], name="swap",
                              perm=[1, 0])], [out("y", [6, 8])]),
+        # The batch split over two dimensions by a reshape.
+        "split": model("split", [
+            helper.make_node("Reshape", ["x", "shape"], ["y"],
+                             name="split_rows")],
+            [out("y", [2, 24])],
+            [numpy_helper.from_array(np.array([2, 24], np.int64), "shape")]),
+        # Legal, sequence first: the batch inside [seq x batch] rows, as
+        # PyTorch's attention lays it out, then back in front.
+        "seqfirst": model("seqfirst", [
+            helper.make_node("Reshape", ["x", "s3"], ["x3"], name="to3"),
+            helper.make_node("Transpose", ["x3"], ["t"], name="seq_first",
+                             perm=[1, 0, 2]),
+            helper.make_node("Reshape", ["t", "rows"], ["r"], name="merge"),
+            helper.make_node("MatMul", ["r", "w3"], ["m"], name="mm"),
+            helper.make_node("Reshape", ["m", "back"], ["b"], name="unmerge"),
+            helper.make_node("Transpose", ["b"], ["y"], name="batch_first",
+                             perm=[1, 0, 2])],
+            [out("y", [8, 2, 4])],
+            [numpy_helper.from_array(np.array([0, 2, 3], np.int64), "s3"),
+             numpy_helper.from_array(np.array([-1, 3], np.int64), "rows"),
+             numpy_helper.from_array(np.ones((3, 4), np.float32), "w3"),
+             numpy_helper.from_array(np.array([2, -1, 4], np.int64),
+                                     "back")]),
         # A legal one: MatMul + Relu, rows apart.
         "rows": model("rows", [
             helper.make_node("MatMul", ["x", "w"], ["h"], name="mm"),
