@@ -37,7 +37,8 @@ Runs a model that weftc compiled into the package folder OUT/: checks that
 the package is complete, then starts its device program (OUT/bin/dev0) with
 the options that follow OUT/ and returns its exit code. A package of several
 devices (a mesh) runs as one MPI process per device, launched with mpirun:
-rank k runs device k, rank 0 prints, writes and checks the outputs.
+rank k runs device k, rank 0 prints, writes and checks the outputs (in a
+pipeline of stages, the last stage's first rank does).
 
 Examples:
   weft-run out/ --inputs test_data_set_0                 # print the outputs
@@ -45,6 +46,10 @@ Examples:
   weft-run out/ --input x=x.npy --output-dir results --output-format npy
   weft-run out/ --inputs test_data_set_0 --bench 100 --threads 8
   weft-run out/ --inputs test_data_set_0 --profile trace.json
+  weft-run pipe/ --inputs requests --stream 200 --check expected
+                                # 200 requests with the pipeline full
+                                # (request_<i>/ folders); prints the
+                                # throughput and p50/p99 latency
   weft-run --verify-weights out/ --inputs test_data_set_0
   weft-run out/ --help          # the device program's options and the
                                 # model's inputs and outputs

@@ -72,6 +72,19 @@ TEST(NcclCollective, BadParamsFailBeforeTheDevice) {
        "gather sizes must be >= 0"},
       {{WEFT_RT_ALL_GATHER, WEFT_RT_F32, 0, INT64_MAX / 2, 4, 1, 2},
        "more bytes than fit in 64 bits"},
+      // Point-to-point transfers between pipeline stages (ncclSend and
+      // ncclRecv on a GPU): the block is checked before NCCL is reached.
+      {{WEFT_RT_SEND, WEFT_RT_F32, 1, 0, 1, 0, 4},
+       "send: A is 1, but a transfer takes no mesh axes"},
+      {{WEFT_RT_RECV, WEFT_RT_F32, 0, 1, 0, -4}, "recv: count -4 is negative"},
+      {{WEFT_RT_SEND, WEFT_RT_F32, 0, 1, int64_t(1) << 20, 4},
+       "send: tag 1048576 is not from 0 to 1048575"},
+      {{WEFT_RT_RECV, WEFT_RT_F32, 0, 1, 0, INT64_MAX / 2},
+       "recv: the buffer has more bytes than fit in 64 bits"},
+      {{WEFT_RT_SEND, WEFT_RT_F32, 0, 1, 7, 4},
+       "send: no NCCL communicator is attached"},
+      {{WEFT_RT_RECV, WEFT_RT_F32, 0, 1, 7, 4},
+       "recv: no NCCL communicator is attached"},
   };
   for (const Case &c : cases) {
     EXPECT_EQ(weft_rt_cuda_collective(ctx.get(), c.params.data(), in, out),

@@ -1,0 +1,385 @@
+//===- CompilePipeline.cpp - weftc --stages and --pipeline-file -----------===//
+
+#include "CompilePipeline.h"
+#include "DeviceCompile.h"
+#include "PipelineReport.h"
+
+#include "weft/Codegen/WeightsFile.h"
+#include "weft/Plan/CostModel.h"
+#include "weft/Plan/Schedule.h"
+#include "weft/Support/TempFolder.h"
+#include "weft/Transforms/Pipeline.h"
+#include "weft/WeftOps.h"
+
+#include "mlir/IR/Diagnostics.h"
+#include "llvm/ADT/SmallString.h"
+#include "llvm/Support/InterleavedRange.h"
+
+#include <map>
+
+using namespace mlir;
+using namespace mlir::weft;
+
+/// Time of the transfer `t` on the cluster: each receiving rank takes its
+/// pieces one after another over the link from their senders (alpha-beta,
+/// the cost model's links); the slowest receiver counts.
+static double transferSeconds(const TransferSummary &t,
+                              const plan::Cluster &cluster,
+                              ArrayRef<int64_t> clusterDeviceOfRank) {
+  std::map<int64_t, double> byReceiver;
+  for (auto [from, to, bytes] : t.pairBytes) {
+    plan::Mesh pair;
+    pair.name = "pair";
+    pair.shape = {2};
+    pair.devices = {static_cast<int>(clusterDeviceOfRank[from]),
+                    static_cast<int>(clusterDeviceOfRank[to])};
+    plan::CostModel costs(cluster, pair);
+    std::vector<plan::GroupLink> links = costs.groupLinks({0});
+    double seconds = 0;
+    if (!links.empty() && links.front().beta > 0)
+      seconds =
+          links.front().alpha + static_cast<double>(bytes) / links.front().beta;
+    byReceiver[to] += seconds;
+  }
+  double slowest = 0;
+  for (auto &[rank, seconds] : byReceiver)
+    slowest = std::max(slowest, seconds);
+  return slowest;
+}
+
+/// The name of the first and last op of a stage, for the stage table.
+static std::pair<std::string, std::string> stageNodeRange(StageOp stage) {
+  std::string first, last;
+  for (Operation &op : stage.getBodyBlock().without_terminator()) {
+    if (isReplicableOp(&op))
+      continue;
+    std::string name = "?";
+    if (NameLoc loc = findNameLoc(op.getLoc()))
+      name = loc.getName().str();
+    if (first.empty())
+      first = name;
+    last = name;
+  }
+  return {first, last};
+}
+
+/// Points the weft.shard constraints (from --sharding-file, on the command
+/// line's mesh) at the mesh of the stage they are in, whose axes they must
+/// fit.
+static LogicalResult retargetConstraints(func::FuncOp func,
+                                         const StageAssignment &assignment,
+                                         ArrayRef<StageMesh> meshes) {
+  for (auto [op, stage] :
+       llvm::zip(llvm::make_pointer_range(
+                     func.getBody().front().without_terminator()),
+                 assignment.stageOfOp)) {
+    auto shard = dyn_cast<ShardOp>(op);
+    if (!shard)
+      continue;
+    const StageMesh &mesh = meshes[stage];
+    ShardingAttr old = shard.getSharding();
+    for (int16_t axis : old.getUsedAxes())
+      if (axis >= static_cast<int64_t>(mesh.shape.size()))
+        return shard.emitError()
+               << "--sharding-file splits this tensor over mesh axis " << axis
+               << ", but it is in stage " << stage << ", whose mesh ["
+               << llvm::interleaved(mesh.shape) << "] has " << mesh.shape.size()
+               << " axes";
+    shard.setShardingAttr(
+        ShardingAttr::get(shard.getContext(),
+                          FlatSymbolRefAttr::get(shard.getContext(), mesh.name),
+                          old.getDims(), old.getPartial()));
+  }
+  return success();
+}
+
+namespace {
+/// Where a pipeline's stages run: the ranks are the stages' cluster devices
+/// in cluster order, and each stage has a mesh of its ranks.
+struct PipelineRanks {
+  std::vector<int64_t> clusterDeviceOfRank;
+  std::vector<int> stageOfRank;
+  std::vector<StageMesh> meshes;
+
+  int64_t size() const { return clusterDeviceOfRank.size(); }
+  int64_t rankOf(int64_t device) const {
+    return llvm::find(clusterDeviceOfRank, device) -
+           clusterDeviceOfRank.begin();
+  }
+};
+} // namespace
+
+/// Numbers the ranks, gives each stage its mesh, and adds the stages'
+/// meshes to `cluster` after the command line's. Returns 0, or 1 after
+/// reporting a stage whose mesh the cluster refuses.
+static int placeStages(ArrayRef<StageRequest> stages, plan::Cluster &cluster,
+                       PipelineRanks &ranks) {
+  // Ranks: the stages' cluster devices in cluster order.
+  for (const StageRequest &stage : stages)
+    llvm::append_range(ranks.clusterDeviceOfRank, stage.devices);
+  llvm::sort(ranks.clusterDeviceOfRank);
+  ranks.stageOfRank.assign(ranks.size(), 0);
+  for (auto [k, stage] : llvm::enumerate(stages)) {
+    StageMesh mesh;
+    mesh.name = "stage" + std::to_string(k);
+    mesh.shape = stage.meshShape;
+    for (int64_t device : stage.devices) {
+      mesh.worldRanks.push_back(ranks.rankOf(device));
+      ranks.stageOfRank[ranks.rankOf(device)] = static_cast<int>(k);
+    }
+    ranks.meshes.push_back(mesh);
+    plan::Mesh planned;
+    planned.name = mesh.name;
+    planned.shape = stage.meshShape;
+    for (int64_t device : stage.devices)
+      planned.devices.push_back(static_cast<int>(device));
+    if (llvm::Error error = plan::verifyMesh(cluster, planned))
+      return refuse("stage " + Twine(k) + ": " + toString(std::move(error)));
+    cluster.meshes.push_back(planned);
+  }
+  return 0;
+}
+
+/// Plans each stage of `module` (split into weft.stage ops) on its own mesh
+/// of `cluster` and memory: `planned` gets the planned stages, `summary`
+/// their rows of the stage table. Returns 0, or the exit code of a failure
+/// it reported.
+static int planStages(ModuleOp module, ArrayRef<StageRequest> stages,
+                      const PipelineRanks &ranks,
+                      const AutoShardOptions &shardOptions,
+                      const plan::Cluster &cluster,
+                      std::vector<OwningOpRef<ModuleOp>> &planned,
+                      PipelineSummary &summary) {
+  auto main = module.lookupSymbol<func::FuncOp>("main");
+  SmallVector<StageOp> stageOps = llvm::to_vector(main.getOps<StageOp>());
+  for (auto [k, stageOp] : llvm::enumerate(stageOps)) {
+    AutoShardOptions options = shardOptions;
+    options.cluster = cluster;
+    options.mesh = static_cast<int>(cluster.meshes.size() - stages.size() + k);
+    options.meshSymbol = ranks.meshes[k].name;
+    options.meshWorldRanks = ranks.meshes[k].worldRanks;
+    options.planLabel = "stage " + std::to_string(k);
+    if (stages[k].mode)
+      options.mode = *stages[k].mode;
+    OwningOpRef<ModuleOp> stageModule = outlineStage(stageOp);
+    StageSummary stage;
+    if (failed(autoShard(*stageModule, options, stage.report)))
+      return stageFailure();
+    stage.devices = stages[k].devices;
+    stage.meshShape = stages[k].meshShape;
+    stage.mode = shardingModeName(options.mode).str();
+    std::tie(stage.firstNode, stage.lastNode) = stageNodeRange(stageOp);
+    for (Operation &op : stageOp.getBodyBlock().without_terminator())
+      stage.ops += !isReplicableOp(&op);
+    stage.predictedSeconds = stage.report.solution.objective;
+    stage.peakMemoryBytesPerDevice =
+        static_cast<int64_t>(stage.report.memory.peakBytes);
+    summary.stages.push_back(std::move(stage));
+    planned.push_back(std::move(stageModule));
+  }
+  return 0;
+}
+
+/// Builds each rank's program from the planned stages and, when
+/// `summary.compiled`, compiles it into `contents`; with --emit=mlir,
+/// `printed` gets each rank's program. Returns 0, or the exit code of a
+/// failure it reported.
+static int compileRanks(MLIRContext &context, const WeftcOptions &options,
+                        ModuleOp module,
+                        ArrayRef<OwningOpRef<ModuleOp>> planned,
+                        const PipelineRanks &ranks,
+                        const plan::Cluster &cluster, size_t numStages,
+                        StringRef scratch, llvm::TargetMachine &machine,
+                        PackageContents &contents, PipelineSummary &summary,
+                        std::vector<std::string> &printed) {
+  int64_t worldSize = ranks.size();
+  ProgramCache programIndex;
+  printed.resize(worldSize);
+  for (int64_t rank = 0; rank < worldSize; ++rank) {
+    FailureOr<OwningOpRef<ModuleOp>> device =
+        buildDeviceProgram(module, planned, rank, worldSize);
+    if (failed(device))
+      return stageFailure();
+    summary.devices[rank].flops = programFlops(**device);
+    if (options.emit == EmitKind::Mlir) {
+      llvm::raw_string_ostream os(printed[rank]);
+      (*device)->print(os);
+    }
+    if (!summary.compiled) {
+      summary.devices[rank].weightBytes =
+          layoutWeights(**device, "weights.bin").bytes;
+      continue;
+    }
+    int stage = ranks.stageOfRank[rank];
+    const plan::Mesh &stageMesh =
+        cluster.meshes[cluster.meshes.size() - numStages + stage];
+    int64_t position = llvm::find(ranks.meshes[stage].worldRanks, rank) -
+                       ranks.meshes[stage].worldRanks.begin();
+    if (int code = compileDeviceProgram(
+            context, options, **device, rank,
+            deviceMemoryOf(options, cluster, stageMesh, position), scratch,
+            machine, programIndex, contents, summary.devices[rank]))
+      return code;
+    contents.devices.back().mesh = stage;
+  }
+  return 0;
+}
+
+/// Completes `summary` once the ranks are built: each stage's largest
+/// weights and peak memory per device, the transfers' predicted times, the
+/// total and the GPipe schedule of `microbatches`.
+static void predictPipeline(ModuleOp module, const plan::Cluster &cluster,
+                            const PipelineRanks &ranks, int microbatches,
+                            PipelineSummary &summary) {
+  // The table: per stage its devices' largest weights and peak memory.
+  for (auto [k, stage] : llvm::enumerate(summary.stages)) {
+    stage.weightsBytesPerDevice = 0;
+    for (int64_t device : stage.devices) {
+      const DeviceSummary &d = summary.devices[ranks.rankOf(device)];
+      stage.weightsBytesPerDevice =
+          std::max(stage.weightsBytesPerDevice, d.weightBytes);
+      if (summary.compiled)
+        stage.peakMemoryBytesPerDevice =
+            std::max(stage.weightsBytesPerDevice,
+                     std::max<int64_t>(stage.peakMemoryBytesPerDevice,
+                                       d.weightBytes + d.arenaBytes));
+    }
+  }
+  summary.totalSeconds = 0;
+  for (const StageSummary &stage : summary.stages)
+    summary.totalSeconds += stage.predictedSeconds;
+  for (TransferSummary &t : summarizeTransfers(module)) {
+    TransferReport report;
+    report.predictedSeconds =
+        transferSeconds(t, cluster, ranks.clusterDeviceOfRank);
+    report.transfer = std::move(t);
+    summary.totalSeconds += report.predictedSeconds;
+    summary.transfers.push_back(std::move(report));
+  }
+  ::weft::plan::PipelineTimes times;
+  for (const StageSummary &stage : summary.stages)
+    times.stageSeconds.push_back(stage.predictedSeconds);
+  for (const TransferReport &r : summary.transfers)
+    times.transfers.push_back(
+        {r.transfer.fromStage, r.transfer.toStage, r.predictedSeconds});
+  summary.schedule = ::weft::plan::estimateGPipe(times, microbatches);
+}
+
+/// Writes what --emit asks for: the folder of --emit=mlir, plan.json, or
+/// the package. Returns 0, or the exit code of a failure it reported.
+static int writePipelineOutput(const WeftcOptions &options, ModuleOp module,
+                               ArrayRef<std::string> printed,
+                               const PackageContents &contents,
+                               StageClock &clock, const char *argv0) {
+  if (options.emit == EmitKind::Mlir) {
+    // OUT/dev<k>.mlir (each rank's program before codegen),
+    // OUT/pipeline.mlir (stages and transfers) and OUT/plan.json.
+    std::vector<std::pair<std::string, std::string>> files;
+    for (auto [rank, text] : llvm::enumerate(printed))
+      files.push_back({"dev" + std::to_string(rank) + ".mlir", text});
+    std::string pipelineText;
+    llvm::raw_string_ostream os(pipelineText);
+    module.print(os);
+    files.push_back({"pipeline.mlir", pipelineText});
+    files.push_back({"plan.json", contents.planJson});
+    return writeFolder(options.outputPath, files);
+  }
+  if (options.emit == EmitKind::Plan)
+    return writePlanOutput(options.outputPath, contents.planJson);
+  RuntimeLocation runtime = findRuntime(argv0);
+  if (failed(writePackage(contents, runtime, options.outputPath,
+                          /*asLibrary=*/false, module.getLoc())))
+    return kExitInternal;
+  clock.lap("link");
+  return 0;
+}
+
+int mlir::weft::compilePipeline(
+    MLIRContext &context, const WeftcOptions &options, ImportedModel &model,
+    std::vector<StageRequest> stages, const AutoShardOptions &shardOptions,
+    llvm::TargetMachine &machine, StageClock &clock, const char *argv0) {
+  ModuleOp module = *model.module;
+  plan::Cluster cluster = shardOptions.cluster;
+  const plan::Mesh &whole = cluster.meshes[shardOptions.mesh];
+  auto func = module.lookupSymbol<func::FuncOp>("main");
+  std::vector<double> work;
+  FailureOr<StageAssignment> assignment =
+      options.pipelineFile.empty()
+          ? assignBalancedStages(func, options.stages, cluster, whole.devices,
+                                 stages, work)
+          : assignStagesByEnds(func, options.pipelineFile, stages);
+  if (failed(assignment))
+    return kExitBadInput;
+  PipelineRanks ranks;
+  if (int code = placeStages(stages, cluster, ranks))
+    return code;
+  // The sharding file's constraints name the command line's mesh, which
+  // the stages' meshes replace.
+  if (failed(retargetConstraints(func, *assignment, ranks.meshes)))
+    return kExitBadInput;
+  if (auto old = module.lookupSymbol<MeshOp>(kMeshName))
+    old.erase();
+  if (failed(splitIntoStages(module, *assignment, ranks.meshes)))
+    return stageFailure();
+
+  // Each stage planned on its own mesh and memory.
+  std::vector<OwningOpRef<ModuleOp>> planned;
+  PipelineSummary summary;
+  summary.modelName = model.name;
+  summary.clusterName = cluster.name;
+  if (int code = planStages(module, stages, ranks, shardOptions, cluster,
+                            planned, summary))
+    return code;
+  chooseBoundaryShardings(module, planned);
+  clock.lap("plan");
+
+  llvm::Expected<std::unique_ptr<::weft::TempFolder>> scratchFolder =
+      ::weft::TempFolder::create("weftc");
+  if (!scratchFolder)
+    return refuse(toString(scratchFolder.takeError()));
+  SmallString<128> scratch((*scratchFolder)->path());
+  int64_t worldSize = ranks.size();
+  summary.compiled = options.emit == EmitKind::Exe;
+  summary.clusterDeviceOfRank = ranks.clusterDeviceOfRank;
+  summary.stageOfRank = ranks.stageOfRank;
+  summary.devices.resize(worldSize);
+  PackageContents contents;
+  contents.modelName = model.name;
+  contents.backend = options.target;
+  contents.cpu = options.cpu;
+  contents.features = options.features;
+  contents.inputs = model.inputs;
+  contents.outputs = model.outputs;
+  std::vector<std::string> printed;
+  if (int code = compileRanks(context, options, module, planned, ranks, cluster,
+                              stages.size(), scratch, machine, contents,
+                              summary, printed))
+    return code;
+  clock.lap("codegen");
+
+  predictPipeline(module, cluster, ranks, options.microbatches, summary);
+  contents.planJson = pipelinePlanJson(summary);
+  for (auto [k, mesh] : llvm::enumerate(ranks.meshes))
+    contents.meshes.push_back(
+        {mesh.name, mesh.shape,
+         std::vector<int64_t>(mesh.worldRanks.begin(), mesh.worldRanks.end())});
+  contents.meshShape = {worldSize};
+
+  llvm::raw_ostream &info = infoStream(options);
+  if (int code =
+          writePipelineOutput(options, module, printed, contents, clock, argv0))
+    return code;
+  if (options.quiet && options.reportPlan) {
+    printStageTable(summary, info);
+  } else if (!options.quiet) {
+    info << "weftc: pipelined " << model.name << " for " << cluster.name
+         << " as " << stages.size() << " stage(s) on " << worldSize
+         << " device(s) into " << options.outputPath << "\n";
+    printStageTable(summary, info);
+    if (summary.compiled)
+      info << "  programs: " << contents.programs.size() << " for " << worldSize
+           << " ranks\n";
+    info << clock.lines;
+  }
+  return 0;
+}

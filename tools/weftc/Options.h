@@ -1,0 +1,58 @@
+//===- Options.h - The command-line values weftc compiles with --*- C++ -*-===//
+//
+// The options are parsed and checked in weftc.cpp, which alone holds the
+// cl::opt globals; it copies what the import and the compile paths read
+// into one WeftcOptions, so that the files that import the model and
+// compile a device program, a mesh or a pipeline take their options as an
+// argument.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_TOOLS_WEFTC_OPTIONS_H
+#define WEFT_TOOLS_WEFTC_OPTIONS_H
+
+#include <string>
+#include <vector>
+
+namespace mlir::weft {
+
+/// What --emit asks for.
+enum class EmitKind { Mlir, Llvm, Obj, Exe, Lib, Plan };
+
+struct WeftcOptions {
+  /// The ONNX model's path.
+  std::string modelPath;
+  /// -o: a package folder, a file, a folder of files, or '-' for stdout.
+  std::string outputPath;
+  EmitKind emit = EmitKind::Exe;
+  /// --target: "cpu" or "cuda".
+  std::string target = "cpu";
+  /// --gpu-emulate.
+  bool gpuEmulate = false;
+  /// --gpu-arch as sorted, distinct compute capabilities (80 = sm_80);
+  /// empty unless --target=cuda.
+  std::vector<int> gpuArchs;
+  /// --mcpu and --mattr.
+  std::string cpu, features;
+  /// Whether --device-memory and --cluster were given: they decide where a
+  /// device's memory figure comes from.
+  bool deviceMemoryGiven = false;
+  bool clusterGiven = false;
+  /// --sharding-file, --stages (0 when not given) and --pipeline-file
+  /// (empty when not given).
+  std::string shardingFile;
+  int stages = 0;
+  std::string pipelineFile;
+  /// --microbatches.
+  int microbatches = 1;
+  /// --report-memory, --report and --quiet.
+  bool reportMemory = false;
+  bool reportPlan = false;
+  bool quiet = false;
+
+  bool isCuda() const { return target == "cuda"; }
+};
+
+} // namespace mlir::weft
+
+#endif // WEFT_TOOLS_WEFTC_OPTIONS_H
