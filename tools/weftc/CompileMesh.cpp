@@ -31,7 +31,7 @@ static PackageContents packageContents(const WeftcOptions &options,
                                        const ImportedModel &model) {
   PackageContents contents;
   contents.modelName = model.name;
-  contents.backend = options.gpuEmulate ? std::string("cpu") : options.target;
+  contents.backend = options.packageBackend();
   contents.gpuArchs = options.gpuArchs;
   contents.cpu = options.cpu;
   contents.features = options.features;

@@ -345,7 +345,7 @@ int mlir::weft::compilePipeline(
   summary.devices.resize(worldSize);
   PackageContents contents;
   contents.modelName = model.name;
-  contents.backend = options.target;
+  contents.backend = options.packageBackend();
   contents.cpu = options.cpu;
   contents.features = options.features;
   contents.inputs = model.inputs;

@@ -51,6 +51,9 @@ struct WeftcOptions {
   bool quiet = false;
 
   bool isCuda() const { return target == "cuda"; }
+  /// The runtime backend the package's programs link: an emulated GPU
+  /// program (--gpu-emulate) runs its kernels as CPU loops.
+  std::string packageBackend() const { return gpuEmulate ? "cpu" : target; }
 };
 
 } // namespace mlir::weft
