@@ -149,14 +149,7 @@ static int writeMeshOutput(const WeftcOptions &options, ModuleOp module,
     files.push_back({"plan.json", contents.planJson});
     return writeFolder(options.outputPath, files);
   }
-  if (options.emit == EmitKind::Plan)
-    return writePlanOutput(options.outputPath, contents.planJson);
-  RuntimeLocation runtime = findRuntime(argv0);
-  if (failed(writePackage(contents, runtime, options.outputPath,
-                          /*asLibrary=*/false, module.getLoc())))
-    return kExitInternal;
-  clock.lap("link");
-  return 0;
+  return writePlanOrPackage(options, contents, module.getLoc(), clock, argv0);
 }
 
 /// The closing lines of a mesh compile: the plan, the ILP, the prediction,

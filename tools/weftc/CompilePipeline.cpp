@@ -284,14 +284,7 @@ static int writePipelineOutput(const WeftcOptions &options, ModuleOp module,
     files.push_back({"plan.json", contents.planJson});
     return writeFolder(options.outputPath, files);
   }
-  if (options.emit == EmitKind::Plan)
-    return writePlanOutput(options.outputPath, contents.planJson);
-  RuntimeLocation runtime = findRuntime(argv0);
-  if (failed(writePackage(contents, runtime, options.outputPath,
-                          /*asLibrary=*/false, module.getLoc())))
-    return kExitInternal;
-  clock.lap("link");
-  return 0;
+  return writePlanOrPackage(options, contents, module.getLoc(), clock, argv0);
 }
 
 int mlir::weft::compilePipeline(

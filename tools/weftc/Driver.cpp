@@ -64,3 +64,17 @@ int mlir::weft::writePlanOutput(StringRef outputPath, StringRef planJson) {
   out->keep();
   return 0;
 }
+
+int mlir::weft::writePlanOrPackage(const WeftcOptions &options,
+                                   const PackageContents &contents,
+                                   Location loc, StageClock &clock,
+                                   const char *argv0) {
+  if (options.emit == EmitKind::Plan)
+    return writePlanOutput(options.outputPath, contents.planJson);
+  RuntimeLocation runtime = findRuntime(argv0);
+  if (failed(writePackage(contents, runtime, options.outputPath,
+                          /*asLibrary=*/false, loc)))
+    return kExitInternal;
+  clock.lap("link");
+  return 0;
+}

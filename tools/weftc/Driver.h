@@ -12,6 +12,8 @@
 
 #include "Options.h"
 
+#include "weft/Codegen/Package.h"
+
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/Twine.h"
@@ -67,6 +69,13 @@ int writeFolder(llvm::StringRef outputPath,
 /// the .json file (or stdout) it names. Returns 0, or 1 after reporting why
 /// it could not.
 int writePlanOutput(llvm::StringRef outputPath, llvm::StringRef planJson);
+
+/// The end of a mesh or pipeline compile past --emit=mlir: plan.json alone
+/// for --emit=plan, else the package (the "link" stage of `clock`).
+/// Returns 0, or the exit code of a failure it reported.
+int writePlanOrPackage(const WeftcOptions &options,
+                       const PackageContents &contents, Location loc,
+                       StageClock &clock, const char *argv0);
 
 } // namespace mlir::weft
 
