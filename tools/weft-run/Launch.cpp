@@ -585,6 +585,9 @@ public:
   std::string signalNode;
   int improperRank = -1;
   int exitRank = -1, exitCode = 0;
+  /// mpirun said that a process returned a non-zero exit code (and its own
+  /// exit code is that one), whether or not it said which.
+  bool rankExitedNonZero = false;
   bool launchFailed = false;
 
 private:
@@ -636,9 +639,14 @@ private:
       }
       return;
     }
-    // The ranks' exit code says it all.
-    if (StringRef(text).contains("terminated normally, but"))
+    // "Primary job terminated normally, but 1 process returned a non-zero
+    // exit code": mpirun's own exit code is then that process's. The box
+    // that names the process may follow, or may be lost in the teardown
+    // (it is, now and then, on a loaded host).
+    if (StringRef(text).contains("terminated normally, but")) {
+      rankExitedNonZero = true;
       return;
+    }
     if (StringRef(text).contains("unable to launch the specified "
                                  "application") ||
         StringRef(text).contains("unable to reliably start one or more "
@@ -891,12 +899,16 @@ int weft::run::runMesh(const Package &package,
   default:
     break;
   }
-  if (report.exitRank >= 0) {
-    error() << "rank " << report.exitRank << " exited with code "
-            << report.exitCode
-            << ", which no Weft device program returns; mpirun stopped the "
-               "other ranks\n";
-    if (report.exitCode == 127 && !package.runtimeLibraries.empty())
+  if (report.exitRank >= 0 || (report.rankExitedNonZero && code != 0)) {
+    int exitCode = report.exitRank >= 0 ? report.exitCode : code;
+    if (report.exitRank >= 0)
+      error() << "rank " << report.exitRank;
+    else
+      error() << "a rank (mpirun did not say which)";
+    errs() << " exited with code " << exitCode
+           << ", which no Weft device program returns; mpirun stopped the "
+              "other ranks\n";
+    if (exitCode == 127 && !package.runtimeLibraries.empty())
       note() << "if it could not start, install the libraries it needs: "
              << join(package.runtimeLibraries, ", ") << "\n";
     return kExitPeerFailed;
