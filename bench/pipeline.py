@@ -6,6 +6,10 @@ For each model, in one run and with the same inputs and one thread per rank
 
   one    one device
   pipe2  cpu:2 as 2 stages (weftc --stages=2)
+  pipe2-direct  the same package with WEFT_STAGED_RECEIVES=0: receives
+         straight into their buffers, not double-buffered through staging
+         buffers (the next request's message then waits for the receiver's
+         RECV instead of arriving while it computes)
   tp2    cpu:2, one mesh, --sharding=tp
   dp2    cpu:2, one mesh, --sharding=dp
 
@@ -43,6 +47,7 @@ THROUGHPUT = re.compile(r"throughput: ([0-9.e+]+) requests/s \((\d+) requests,"
 CONFIGS = {
     "one": [],
     "pipe2": ["--cluster", "cpu:2", "--stages=2"],
+    "pipe2-direct": ["--cluster", "cpu:2", "--stages=2"],
     "tp2": ["--cluster", "cpu:2", "--sharding=tp"],
     "dp2": ["--cluster", "cpu:2", "--sharding=dp"],
 }
@@ -50,9 +55,9 @@ GPT_ARGS = ["--layers", "4", "--hidden", "256", "--heads", "4", "--seq", "64",
             "--batch", "1", "--vocab", "512", "--seed", "3"]
 
 
-def run(cmd, timeout=900):
+def run(cmd, timeout=900, env=None):
     proc = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                          timeout=timeout)
+                          timeout=timeout, env=env)
     text = proc.stdout.decode(errors="replace")
     if proc.returncode != 0:
         raise RuntimeError("%s failed (%d):\n%s" % (" ".join(cmd),
@@ -125,8 +130,11 @@ def main():
             run([args.weftc, onnx, "-o", pkg, "--quiet"] + shapes + flags)
             common = [args.weft_run, pkg, "--inputs", data, "--threads", "1",
                       "--fixed-threads", "--quiet"]
+            env = dict(os.environ)
+            if config == "pipe2-direct":
+                env["WEFT_STAGED_RECEIVES"] = "0"
             text = run(common + ["--stream", str(args.requests), "--warmup",
-                                  str(args.warmup)])
+                                  str(args.warmup)], env=env)
             m = THROUGHPUT.search(text)
             rate, p50, p99 = float(m.group(1)), float(m.group(3)), \
                 float(m.group(4))

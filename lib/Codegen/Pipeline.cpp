@@ -63,6 +63,9 @@ void mlir::weft::buildCpuBufferizationPipeline(
   // Heavy ops become kernel calls on static buffers.
   pm.addPass(createWeftBufferize());
   pm.addPass(createCanonicalizerPass());
+  // Receives get buffers where the next run's messages arrive early.
+  if (options.stageReceives)
+    pm.addPass(createWeftStageReceives());
   // Every buffer gets its place in the arena.
   WeftPlanMemoryOptions plan;
   plan.report = options.reportMemory;
@@ -113,6 +116,9 @@ void mlir::weft::buildCudaKernelPipeline(
   CpuCodegenPipelineOptions common;
   common.entry = options.entry;
   common.reportMemory = options.reportMemory;
+  // NCCL's receives are queued on the device's stream already; emulated on
+  // the CPU, they are MPI's.
+  common.stageReceives = options.emulateOnCpu;
   buildCpuBufferizationPipeline(pm, common);
   // Constant data moves to the device's weights before anything reads it.
   WeftDeviceConstantsToWeightsOptions constants;

@@ -108,6 +108,7 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
 
     SmallVector<memref::AllocOp> allocs;
     std::vector<BufferLifetime> lifetimes;
+    int64_t stagingBytes = 0;
     for (Operation &op : block) {
       auto alloc = dyn_cast<memref::AllocOp>(&op);
       if (!alloc)
@@ -135,8 +136,16 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
       }
       int64_t bytes =
           type.getNumElements() * getStorageBytes(type.getElementType());
+      int64_t first = step[&op];
+      // A staging buffer receives the next run's message at any time,
+      // between runs too: nothing else may ever share its bytes.
+      if (alloc->hasAttr(kStagingBufferAttr)) {
+        first = 0;
+        last = static_cast<int64_t>(block.getOperations().size());
+        stagingBytes += bytes;
+      }
       allocs.push_back(alloc);
-      lifetimes.push_back({bytes, step[&op], last});
+      lifetimes.push_back({bytes, first, last});
     }
 
     MemoryPlan plan = planMemory(lifetimes, kBufferAlignment);
@@ -166,7 +175,10 @@ struct WeftPlanMemoryPass : weft::impl::WeftPlanMemoryBase<WeftPlanMemoryPass> {
                    << total << " bytes in " << plan.peakBytes
                    << " bytes (live lower bound " << plan.liveLowerBound
                    << "); inputs and outputs " << ioBytes.getInt()
-                   << " bytes; arena " << arenaBytes << " bytes\n";
+                   << " bytes; arena " << arenaBytes << " bytes";
+      if (stagingBytes)
+        llvm::outs() << "; receive staging " << stagingBytes << " bytes";
+      llvm::outs() << "\n";
     }
   }
 };

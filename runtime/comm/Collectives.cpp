@@ -3,8 +3,7 @@
 // Checks a collective's parameter block against the mesh, then runs it: a
 // copy or slice for a group of one device, else MPI's Allreduce,
 // Allgatherv, Reduce_scatter or Alltoallv on the group's communicator (split
-// from the mesh's); SEND and RECV are MPI_Isend and a probed MPI_Imrecv over
-// the world.
+// from the mesh's); SEND and RECV are Transfers.cpp's.
 // Blocks that are not contiguous in the caller's layout, or whose group
 // order differs from the communicator's, are packed through scratch
 // buffers kept in the communicator.
@@ -13,6 +12,7 @@
 
 #include "comm/CollectiveParams.h"
 #include "comm/Comm.h"
+#include "comm/Transfers.h"
 #include "comm/Wait.h"
 #include "core/Context.h"
 
@@ -652,73 +652,6 @@ static weft_rt_status runOnMpi(weft_rt_context *ctx, const Collective &c,
                gather[h] * c.mid * split[g] * c.inner, c.outer,
                gather[h] * c.mid * split[g] * c.inner, eb);
     gatherOffset += gather[h];
-  }
-  return WEFT_RT_OK;
-}
-
-/// Transfers go in messages of at most this many bytes (a multiple of every
-/// element size), so that MPI's int counts never overflow; both sides cut
-/// the same count alike, and MPI keeps the pieces of a pair and tag in order.
-static constexpr int64_t kTransferPieceBytes = int64_t(1) << 30;
-
-/// Runs a parsed SEND or RECV over the world.
-static weft_rt_status runTransfer(weft_rt_context *ctx, const Collective &c,
-                                  const void *in, void *out) {
-  weft_rt_comm &comm = *ctx->comm;
-  const char *name = collectiveKindName(c.kind);
-  if (c.tag > comm.tagUpperBound)
-    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
-                        "weft_rt_collective %s: tag %lld is above this MPI's "
-                        "largest tag (MPI_TAG_UB is %d)",
-                        name, static_cast<long long>(c.tag),
-                        comm.tagUpperBound);
-  int peer = static_cast<int>(c.peer);
-  int tag = static_cast<int>(c.tag);
-  int64_t bytes = c.count * static_cast<int64_t>(c.elemBytes);
-  // A count of 0 still sends one (empty) message: the receiver waits for it.
-  int64_t pieces =
-      bytes == 0 ? 1 : (bytes + kTransferPieceBytes - 1) / kTransferPieceBytes;
-  int64_t done = 0;
-  for (int64_t piece = 0; piece < pieces; ++piece) {
-    int n = static_cast<int>(std::min(bytes - done, kTransferPieceBytes));
-    MPI_Request request;
-    if (c.kind == WEFT_RT_SEND) {
-      const auto *src = static_cast<const uint8_t *>(in);
-      WEFT_MPI_CHECK(ctx, MPI_Isend(n ? src + done : nullptr, n, MPI_BYTE, peer,
-                                    tag, comm.world, &request));
-      WEFT_MPI_CHECK(ctx, waitFor(&request));
-      done += n;
-      continue;
-    }
-    // Probe first, so that a message of another size is reported as such
-    // (a receive into too small a buffer would only say "truncated").
-    MPI_Message message;
-    MPI_Status status;
-    WEFT_MPI_CHECK(ctx, probeFor(peer, tag, comm.world, &message, &status));
-    int arrived = 0;
-    WEFT_MPI_CHECK(ctx, MPI_Get_count(&status, MPI_BYTE, &arrived));
-    if (arrived != n) {
-      // Take the message all the same (MPI truncates it to nothing): a
-      // matched message must be received.
-      MPI_Request dropped;
-      if (MPI_Imrecv(nullptr, 0, MPI_BYTE, &message, &dropped) == MPI_SUCCESS)
-        waitFor(&dropped);
-      // A full piece may have more behind it; a shorter one was the last.
-      bool more = arrived == kTransferPieceBytes;
-      return weft_rt_fail(
-          ctx, WEFT_RT_INVALID_ARGUMENT,
-          "weft_rt_collective recv: world rank %d sent %s%lld bytes with tag "
-          "%d, but this receive expects %lld bytes (%lld elements of %s): "
-          "the two sides of a transfer must give the same count",
-          peer, more ? "at least " : "", static_cast<long long>(done + arrived),
-          tag, static_cast<long long>(bytes), static_cast<long long>(c.count),
-          weft_rt_dtype_name(c.dtype));
-    }
-    auto *dst = static_cast<uint8_t *>(out);
-    WEFT_MPI_CHECK(ctx, MPI_Imrecv(n ? dst + done : nullptr, n, MPI_BYTE,
-                                   &message, &request));
-    WEFT_MPI_CHECK(ctx, waitFor(&request));
-    done += n;
   }
   return WEFT_RT_OK;
 }

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "comm/Comm.h"
+#include "comm/Transfers.h"
 #include "comm/Wait.h"
 #include "core/Context.h"
 
@@ -61,6 +62,7 @@ static void freeMpiObjects(weft_rt_comm &comm) {
   MPI_Finalized(&finalized);
   if (finalized)
     return;
+  cancelStagedReceives(comm);
   for (MPI_Comm &group : comm.groups)
     if (group != MPI_COMM_NULL)
       MPI_Comm_free(&group);

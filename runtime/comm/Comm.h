@@ -62,6 +62,25 @@ weft_rt_status checkMeshComm(weft_rt_context *ctx,
 weft_rt_status groupComm(weft_rt_context *ctx, weft_rt_comm &comm,
                          size_t mask, MPI_Comm &out);
 
+/// A RECV's staging buffer (weft_rt.h) and the receive of the pair's next
+/// message, posted into it when the RECV before ended, so that the message
+/// arrives while the program computes. One piece of at most
+/// kTransferPieceBytes per request.
+struct StagedReceive {
+  uint8_t *staging = nullptr;
+  int peer = -1;
+  int tag = -1;
+  int64_t bytes = 0;
+  /// Whether the receive of the next message is posted (until a RECV takes
+  /// it).
+  bool posted = false;
+  /// Per piece: its request (MPI_REQUEST_NULL once complete), the bytes that
+  /// arrived, and MPI's code for it (MPI_SUCCESS, or why it failed).
+  std::vector<MPI_Request> requests;
+  std::vector<int64_t> arrived;
+  std::vector<int> codes;
+};
+
 /// MPI user operations (MPI_User_function) that sum IEEE halves and
 /// bfloat16s: each pair is added in f32 and rounded to nearest even.
 void sumHalves(void *in, void *inout, int *length, MPI_Datatype *type);
@@ -124,6 +143,9 @@ struct weft_rt_comm {
   std::vector<int> sendCounts, sendDispls, recvCounts, recvDispls;
   std::vector<int64_t> groupRankOf;
   std::vector<int64_t> blockOffsets;
+  /// The staging buffers RECVs named, one per receive of the program (a
+  /// handful): searched by address.
+  std::vector<weft::rt::StagedReceive> stagedReceives;
 };
 
 #endif // WEFT_RUNTIME_COMM_COMM_H

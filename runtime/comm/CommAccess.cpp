@@ -43,8 +43,11 @@ int32_t weft_rt_comm_mesh_size(const weft_rt_comm *comm) {
 }
 
 void weft_rt_context_set_comm(weft_rt_context *ctx, weft_rt_comm *comm) {
-  if (ctx)
-    ctx->comm = comm;
+  if (!ctx)
+    return;
+  ctx->comm = comm;
+  // The posted receives are the old communicator's.
+  ctx->progressTransfers = nullptr;
 }
 
 weft_rt_status

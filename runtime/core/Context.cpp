@@ -166,6 +166,8 @@ void weft_rt_op_begin(weft_rt_context *ctx, int64_t op_id) {
   if (!ctx)
     return;
   ctx->currentOp.store(op_id, std::memory_order_relaxed);
+  if (ctx->progressTransfers)
+    ctx->progressTransfers(ctx);
   if (!ctx->profiling)
     return;
   // On a GPU, the op begins when the work before it has ended.

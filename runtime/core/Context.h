@@ -63,6 +63,10 @@ struct weft_rt_context {
   /// kernels run after their launch returns, so a profiled op's time is
   /// taken from its begin to the end of its work: op hooks call this.
   void (*waitForDevice)(void *deviceState) = nullptr;
+  /// Set while the communicator has receives posted into staging buffers
+  /// (comm/Transfers.h): weft_rt_op_begin calls it so that their messages
+  /// move while the program computes. Null otherwise.
+  void (*progressTransfers)(weft_rt_context *ctx) = nullptr;
   /// The op that weft_rt_op_begin last began (-1: none yet), read by the
   /// failure detector's thread.
   std::atomic<int64_t> currentOp{-1};

@@ -42,11 +42,13 @@ public:
   ~Driver() {
     // The launcher keeps hearing from this rank until MPI is finalized: a
     // peer that dies now still leaves this one waiting in a collective.
-    weft_rt_model_destroy(model);
     weft_rt_context_set_comm(ctx, nullptr);
-    // Finalizes MPI: every rank gets here, with the same exit code.
+    // Finalizes MPI: every rank gets here, with the same exit code. Before
+    // the model goes: the last run's RECVs posted receives into staging
+    // buffers in its arena, which this cancels.
     if (comm)
       mesh->destroyComm(comm);
+    weft_rt_model_destroy(model);
     if (detector)
       detector->stop();
     detector.reset();

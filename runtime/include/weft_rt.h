@@ -284,9 +284,10 @@ weft_rt_status weft_rt_comm_create_mpi_pipeline(weft_rt_context *ctx,
                                                 const int32_t *mesh_world_ranks,
                                                 int32_t world_size,
                                                 weft_rt_comm **out_comm);
-/// Frees the communicators (NULL is allowed); finalizes MPI when this is the
-/// last communicator alive and weft_rt_comm_create_mpi(_pipeline)
-/// initialized MPI.
+/// Cancels the receives still posted into RECV staging buffers, frees the
+/// communicators (NULL is allowed); finalizes MPI when this is the last
+/// communicator alive and weft_rt_comm_create_mpi(_pipeline) initialized
+/// MPI.
 void weft_rt_comm_destroy(weft_rt_comm *comm);
 /// The world rank (for weft_rt_comm_create_mpi also the row-major mesh
 /// position).
@@ -345,7 +346,8 @@ enum {
 ///                                                 ignored
 ///   RECV:               peer, tag, count          out: exactly count
 ///                                                 elements from world rank
-///                                                 peer; in is ignored
+///                                                 peer; in: NULL, out, or
+///                                                 a staging buffer
 ///   SEND and RECV are point-to-point transfers between any two ranks of
 ///   the world (of different meshes, in a pipeline) and take no mesh axes
 ///   (A must be 0). peer is a world rank other than this one, 0 <= tag <
@@ -357,6 +359,14 @@ enum {
 ///   pieces of 2^30 bytes, on both sides alike. The wait sleeps rather than
 ///   spins (a stage waiting for its input holds no core). They need a
 ///   communicator (there is no peer without one).
+///   A RECV's staging buffer (in, count elements apart from out) double
+///   buffers the transfer: when the RECV ends, the receive of the pair's
+///   next message is posted into it, and ops test it as they begin, so that
+///   the next run's message arrives while that run computes; the next RECV
+///   with this buffer takes it from there. The buffer belongs to one pair
+///   and tag, and must neither be written nor freed until
+///   weft_rt_comm_destroy (which cancels what is still posted). A NULL in,
+///   or in == out, receives directly. The NCCL backend ignores in.
 /// Sizes may be uneven and may be 0. P must equal the group size; A=0 is a
 /// group of one (a copy or a plain slice). With no communicator attached
 /// only groups of one device work (every axis counts as size 1; P > 1

@@ -47,6 +47,12 @@ struct CpuCodegenPipelineOptions
       *this, "report-memory",
       llvm::cl::desc("Print the memory plan (buffers, offsets, peak)"),
       llvm::cl::init(false)};
+  PassOptions::Option<bool> stageReceives{
+      *this, "stage-receives",
+      llvm::cl::desc("Give each receive a staging buffer, so that the next "
+                     "run's message arrives while this one computes "
+                     "(weft-stage-receives)"),
+      llvm::cl::init(true)};
 };
 
 /// weft (static shapes) -> linalg + kernel calls -> buffers in one arena.

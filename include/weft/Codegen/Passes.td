@@ -105,6 +105,35 @@ def WeftBufferize : Pass<"weft-bufferize", "ModuleOp"> {
                            "bufferization::BufferizationDialect"];
 }
 
+def WeftStageReceives : Pass<"weft-stage-receives", "ModuleOp"> {
+  let summary = "Give each receive a staging buffer: double-buffered transfers";
+  let description = [{
+    After `weft-bufferize`: each `weft_rt_collective` call of kind `recv`
+    (a `weft.recv`) gets a buffer of its own, the size of what it receives,
+    as its `in` argument (before, `in` was `out`). The runtime posts the
+    receive of the next run's message into it as soon as this run's receive
+    ends, and moves it while the program computes; the next receive copies
+    it out (runtime/include/weft_rt.h, RECV). The allocation is marked
+    `weft.staging`, and `weft-plan-memory` keeps it to itself for the whole
+    program, so nothing else is placed where a message may arrive at any
+    time; the device's memory check counts it. Receives of nothing get
+    none. The CUDA pipeline leaves this pass out (NCCL's receives run on
+    the device's stream already and ignore `in`).
+
+    ```mlir
+    %p = memref.extract_aligned_pointer_as_index %out : memref<2x8xf32> -> index
+    ...
+    %s = func.call @weft_rt_collective(%ctx, %params, %outptr, %outptr) {weft.op_kind = "recv"}
+    // becomes
+    %staging = memref.alloc() {alignment = 64 : i64, weft.staging} : memref<2x8xf32>
+    ...
+    %s = func.call @weft_rt_collective(%ctx, %params, %stagingptr, %outptr) {weft.op_kind = "recv"}
+    ```
+  }];
+  let dependentDialects = ["memref::MemRefDialect", "arith::ArithDialect",
+                           "LLVM::LLVMDialect"];
+}
+
 def WeftPlanMemory : Pass<"weft-plan-memory", "ModuleOp"> {
   let summary = "Place every buffer of a device program in one arena";
   let description = [{
@@ -115,7 +144,9 @@ def WeftPlanMemory : Pass<"weft-plan-memory", "ModuleOp"> {
     include/weft/Codegen/MemoryPlanner.h). Allocations become
     `memref.view`s of the arena argument, after the inputs and outputs. The
     arena size (the planned peak) is recorded in the module attribute
-    `weft.arena_bytes`, and printed when `report` is set.
+    `weft.arena_bytes`, and printed when `report` is set. An allocation
+    marked `weft.staging` (`weft-stage-receives`) is live for the whole
+    program: its bytes belong to it alone.
 
     ```mlir
     %b = memref.alloc() {alignment = 64 : i64} : memref<2x8xf32>

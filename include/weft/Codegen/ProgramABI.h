@@ -76,6 +76,11 @@ inline constexpr llvm::StringLiteral kCollectiveSymbol = "weft_rt_collective";
 /// ("all_reduce", ...) for the "op" signature line.
 inline constexpr llvm::StringLiteral kOpKindAttr = "weft.op_kind";
 
+/// On a memref.alloc: a receive's staging buffer (weft-stage-receives),
+/// which the memory plan keeps to itself for the whole program and across
+/// runs.
+inline constexpr llvm::StringLiteral kStagingBufferAttr = "weft.staging";
+
 /// Every buffer in the arena and every weight starts 64-byte aligned.
 inline constexpr int64_t kBufferAlignment = 64;
 int64_t alignTo64(int64_t bytes);
