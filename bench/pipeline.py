@@ -21,12 +21,14 @@ pipeline's throughput at 1/T. #14's targets: pipe2 at least 1.6x one and at
 least 0.85 x 1/T.
 
 Models: bert_tiny from --shared (its first test shape) and the in-repo GPT
-(test/E2E/make_gpt.py, batch 1). The CPU model, its flags and the load
-average are printed with the table.
+(test/E2E/make_gpt.py, batch 1). Then one batch-8 GPT request's latency:
+one device against 2 stages with 1, 4 and 8 microbatches (and 4 without
+staged receives). The CPU model, its flags and the load average are
+printed with the tables.
 
 Usage: pipeline.py --weftc build/bin/weftc --weft-run build/bin/weft-run
                    [--shared ../shared/models] [--requests 1000] [--warmup 20]
-                   [--work DIR]
+                   [--latency-runs 40] [--work DIR]
 """
 
 import argparse
@@ -87,6 +89,63 @@ def models(args, work):
     return out
 
 
+MEDIAN = re.compile(r"median ([0-9.e+]+) ms")
+# One batch-8 request, split into microbatches (weftc --microbatches):
+# (name, weftc flags, environment).
+LATENCY_CONFIGS = [
+    ("one", [], {}),
+    ("pipe2 M=1", ["--cluster", "cpu:2", "--stages=2"], {}),
+    ("pipe2 M=4", ["--cluster", "cpu:2", "--stages=2", "--microbatches=4"],
+     {}),
+    ("pipe2 M=4 direct", ["--cluster", "cpu:2", "--stages=2",
+                          "--microbatches=4"], {"WEFT_STAGED_RECEIVES": "0"}),
+    ("pipe2 M=8", ["--cluster", "cpu:2", "--stages=2", "--microbatches=8"],
+     {}),
+]
+
+
+def latency_table(args, work):
+    """Median latency of one batch-8 GPT request, one device against a
+    2-stage pipeline with and without microbatches."""
+    folder = os.path.join(work, "gpt-b8")
+    onnx = os.path.join(folder, "model.onnx")
+    data = os.path.join(folder, "data")
+    if not os.path.exists(onnx):
+        gpt_args = list(GPT_ARGS)
+        gpt_args[gpt_args.index("--batch") + 1] = "8"
+        run([sys.executable, os.path.join(HERE, "..", "test", "E2E",
+                                          "make_gpt.py"), "--out", onnx,
+             "--test-data", data] + gpt_args)
+    print()
+    print("One batch-8 gpt request (weft-run --bench %d --warmup 5, median)"
+          % args.latency_runs)
+    print("| config | median ms | vs one | predicted ms (plan.json) |")
+    print("|---|---|---|---|")
+    one = None
+    for name, flags, extra_env in LATENCY_CONFIGS:
+        pkg = os.path.join(folder, name.replace(" ", "-").replace("=", ""))
+        if not os.path.exists(os.path.join(pkg, "manifest.json")):
+            run([args.weftc, onnx, "-o", pkg, "--quiet"] + flags)
+        env = dict(os.environ)
+        env.update(extra_env)
+        text = run([args.weft_run, pkg, "--inputs", data, "--threads", "1",
+                    "--fixed-threads", "--quiet", "--bench",
+                    str(args.latency_runs), "--warmup", "5"], env=env)
+        median = float(MEDIAN.search(text).group(1))
+        one = one or median
+        predicted = ""
+        plan = os.path.join(pkg, "plan.json")
+        if os.path.exists(plan):
+            with open(plan) as f:
+                schedule = json.load(f).get("schedule", {})
+            if "predicted_latency_seconds" in schedule:
+                predicted = "%.2f" % (schedule["predicted_latency_seconds"] *
+                                      1000)
+        print("| %s | %.2f | %.2fx | %s |" % (name, median, one / median,
+                                              predicted))
+        sys.stdout.flush()
+
+
 def stage_compute_ms(trace_files, runs):
     """Per rank: milliseconds of ops per run, sends and receives left out."""
     per_rank = {}
@@ -110,6 +169,7 @@ def main():
     parser.add_argument("--shared")
     parser.add_argument("--requests", type=int, default=1000)
     parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--latency-runs", type=int, default=40)
     parser.add_argument("--work")
     args = parser.parse_args()
     work = args.work or tempfile.mkdtemp(prefix="weft-pipeline-bench-")
@@ -158,6 +218,7 @@ def main():
             print("| %s | %s | %.1f | %.3f | %.3f | %.2fx | %s | %s |" % (
                 name, config, rate, p50, p99, rate / one, slowest, bound))
             sys.stdout.flush()
+    latency_table(args, work)
     print("load average after: %s" % " ".join("%.2f" % x
                                                 for x in os.getloadavg()))
     ok = all(r["vs_one"] >= 1.6 and r["of_bound"] >= 0.85
