@@ -199,9 +199,52 @@ struct SplitPackedMatmul : public OpRewritePattern<MatmulOp> {
   }
 };
 
+/// Whether `perm` swaps the last two dimensions and keeps the others.
+static bool swapsLastTwo(ArrayRef<int64_t> perm) {
+  int64_t rank = static_cast<int64_t>(perm.size());
+  if (rank < 2)
+    return false;
+  for (int64_t d = 0; d < rank - 2; ++d)
+    if (perm[d] != d)
+      return false;
+  return perm[rank - 2] == rank - 1 && perm[rank - 1] == rank - 2;
+}
+
+/// matmul(transpose(a), b) -> matmul(a, b) {transpose_a}, and likewise for
+/// b, when the transpose swaps the last two dimensions. A tied LM head
+/// (GPT-2: logits = h @ wte^T) then reads the embedding table itself: no
+/// transposed copy of the table in the arena, and the planner sees one
+/// weight whose row split serves both the lookup and the head.
+struct FoldTransposeIntoMatmul : OpRewritePattern<MatmulOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(MatmulOp op,
+                                PatternRewriter &rewriter) const override {
+    auto transposed = [](Value v) -> TransposeOp {
+      auto t = v.getDefiningOp<TransposeOp>();
+      return t && swapsLastTwo(t.getPerm()) ? t : TransposeOp();
+    };
+    TransposeOp lhs = transposed(op.getLhs());
+    TransposeOp rhs = transposed(op.getRhs());
+    if (!lhs && !rhs)
+      return failure();
+    rewriter.modifyOpInPlace(op, [&] {
+      if (lhs) {
+        op.getLhsMutable().assign(lhs.getInput());
+        op.setTransposeA(!op.getTransposeA());
+      }
+      if (rhs) {
+        op.getRhsMutable().assign(rhs.getInput());
+        op.setTransposeB(!op.getTransposeB());
+      }
+    });
+    return success();
+  }
+};
+
 } // namespace
 
 void MatmulOp::getCanonicalizationPatterns(RewritePatternSet &results,
                                            MLIRContext *context) {
-  results.add<SplitPackedMatmul>(context);
+  results.add<SplitPackedMatmul, FoldTransposeIntoMatmul>(context);
 }

@@ -516,7 +516,12 @@ std::optional<LoopSpace> mlir::weft::getLoopSpace(Operation *op) {
           dataDims.push_back(b.addLoop(data[d]));
           outDims.push_back(dataDims.back());
         }
-        dataDims.push_back(-1);
+        // The gathered axis (an embedding's vocabulary): split, each member
+        // holds a block of rows, looks up only the ids inside it and gives
+        // zeros for the others, so the members' results sum to the lookup
+        // (Megatron-LM's vocabulary-parallel embedding; SpmdPartition
+        // builds the masked lookup).
+        dataDims.push_back(b.addLoop(data[axis], LoopKind::ReductionSum));
         for (int64_t size : indices) {
           indexDims.push_back(b.addLoop(size));
           outDims.push_back(indexDims.back());

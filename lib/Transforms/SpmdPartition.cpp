@@ -49,6 +49,10 @@ private:
   FailureOr<Value> reshard(OpBuilder &b, Location loc, Value original,
                            const TensorSharding &need);
   LogicalResult partitionOp(Operation *op);
+  FailureOr<Operation *> vocabularyParallelGather(OpBuilder &b, Location loc,
+                                                  GatherOp gather, Value table,
+                                                  Value ids,
+                                                  const AxisList &axes);
   SmallVector<int64_t> localShapeOf(Value original,
                                     const TensorSharding &sharding) {
     auto type = cast<RankedTensorType>(original.getType());
@@ -139,6 +143,88 @@ static Value shapeConstant(OpBuilder &b, Location loc, ArrayRef<int64_t> dims) {
   return ConstantOp::create(b, loc, DenseIntElementsAttr::get(type, dims));
 }
 
+/// A constant of `type`'s element type, shape `shape`, from `values`.
+static Value intConstant(OpBuilder &b, Location loc, Type element,
+                         ArrayRef<int64_t> shape, ArrayRef<int64_t> values) {
+  auto type = RankedTensorType::get(shape, element);
+  SmallVector<APInt> bits;
+  for (int64_t v : values)
+    bits.push_back(APInt(element.getIntOrFloatBitWidth(), v, /*isSigned=*/true));
+  return ConstantOp::create(b, loc, DenseIntElementsAttr::get(type, bits));
+}
+
+static Value binary(OpBuilder &b, Location loc, BinaryKind kind, Value lhs,
+                    Value rhs) {
+  return BinaryOp::create(b, loc, kind, lhs, rhs);
+}
+
+/// The lookup of a gather whose table is split along the gathered axis over
+/// mesh axes `axes` (a vocabulary-parallel embedding): this device holds
+/// block g of the rows, starting at row offsets[g]. An id inside the block
+/// is looked up there; the result is 0 for the others, so the members'
+/// results sum to the whole lookup. Which block is this device's is read at
+/// run time (weft.local_slice), so that devices with equal blocks share a
+/// program. An id outside the whole table is passed on as it is, so that the
+/// lookup still fails on it.
+FailureOr<Operation *>
+Partitioner::vocabularyParallelGather(OpBuilder &b, Location loc,
+                                      GatherOp gather, Value table, Value ids,
+                                      const AxisList &axes) {
+  int64_t axis = gather.getAxis();
+  int64_t rows = gather.getInput().getType().getShape()[axis];
+  int64_t localRows = cast<RankedTensorType>(table.getType()).getShape()[axis];
+  auto idsType = cast<RankedTensorType>(ids.getType());
+  Type idType = idsType.getElementType();
+  std::vector<int64_t> sizes =
+      plan::blockSizes(rows, plan::groupSize(meshShape, axes));
+  SmallVector<int64_t> offsets;
+  int64_t at = 0;
+  for (int64_t size : sizes) {
+    offsets.push_back(at);
+    at += size;
+  }
+  int64_t parts = static_cast<int64_t>(sizes.size());
+  Value allOffsets = intConstant(b, loc, idType, {parts}, offsets);
+  Value mine = LocalSliceOp::create(
+      b, loc, RankedTensorType::get({1}, idType), allOffsets, mesh.getValue(),
+      axesAttr(b.getContext(), axes), 0,
+      b.getDenseI64ArrayAttr(SmallVector<int64_t>(parts, 1)));
+  Value offset = ReshapeOp::create(b, loc, RankedTensorType::get({}, idType),
+                                   mine, shapeConstant(b, loc, {}));
+  auto scalar = [&](int64_t v) { return intConstant(b, loc, idType, {}, {v}); };
+  Value zero = scalar(0);
+  // Negative ids count from the end of the whole table.
+  Value negative = binary(b, loc, BinaryKind::Less, ids, zero);
+  Value wrapped = binary(b, loc, BinaryKind::Add, ids, scalar(rows));
+  Value id = SelectOp::create(b, loc, negative, wrapped, ids);
+  Value shifted = binary(b, loc, BinaryKind::Sub, id, offset);
+  // One op after the other (argument order is unspecified in C++, and the
+  // IR should not depend on the compiler).
+  Value atOrAboveStart = binary(b, loc, BinaryKind::GreaterEqual, shifted, zero);
+  Value belowEnd =
+      binary(b, loc, BinaryKind::Less, shifted, scalar(localRows));
+  Value inBlock = binary(b, loc, BinaryKind::And, atOrAboveStart, belowEnd);
+  Value atOrAboveFirst =
+      binary(b, loc, BinaryKind::GreaterEqual, ids, scalar(-rows));
+  Value belowLast = binary(b, loc, BinaryKind::Less, ids, scalar(rows));
+  Value inTable = binary(b, loc, BinaryKind::And, atOrAboveFirst, belowLast);
+  Value elsewhere = SelectOp::create(b, loc, inTable, zero, ids);
+  Value lookupIds = SelectOp::create(b, loc, inBlock, shifted, elsewhere);
+  Value looked = GatherOp::create(b, loc, table, lookupIds, gather.getAxis());
+  // The mask, shaped to broadcast over the table's other axes.
+  auto lookedType = cast<RankedTensorType>(looked.getType());
+  SmallVector<int64_t> maskShape(lookedType.getRank(), 1);
+  for (auto [d, size] : llvm::enumerate(idsType.getShape()))
+    maskShape[axis + d] = size;
+  Value mask = ReshapeOp::create(
+      b, loc, RankedTensorType::get(maskShape, b.getI1Type()), inBlock,
+      shapeConstant(b, loc, maskShape));
+  auto zeroType = RankedTensorType::get({}, lookedType.getElementType());
+  Value zeros = ConstantOp::create(
+      b, loc, cast<ElementsAttr>(b.getZeroAttr(zeroType)));
+  return SelectOp::create(b, loc, mask, looked, zeros).getOperation();
+}
+
 LogicalResult Partitioner::partitionOp(Operation *op) {
   OpBuilder b(op);
   Location loc = op->getLoc();
@@ -188,7 +274,22 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
   }
 
   Operation *local = nullptr;
-  if (auto weight = dyn_cast<WeightOp>(op)) {
+  auto gather = dyn_cast<GatherOp>(op);
+  std::optional<AxisList> vocabularyAxes;
+  if (gather && operandAttrs && !operandAttrs.empty())
+    if (auto table = dyn_cast<ShardingAttr>(operandAttrs[0])) {
+      TensorSharding sharding = toTensorSharding(table);
+      if (!sharding.dims[gather.getAxis()].empty())
+        vocabularyAxes = sharding.dims[gather.getAxis()];
+    }
+  if (vocabularyAxes) {
+    FailureOr<Operation *> lookup = vocabularyParallelGather(
+        b, loc, gather, mapping.lookup(gather.getInput()),
+        mapping.lookup(gather.getIndices()), *vocabularyAxes);
+    if (failed(lookup))
+      return failure();
+    local = *lookup;
+  } else if (auto weight = dyn_cast<WeightOp>(op)) {
     TensorSharding sharding = resultSharding(0);
     local = b.clone(*op);
     if (!sharding.isReplicated()) {

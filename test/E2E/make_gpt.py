@@ -18,7 +18,8 @@ model has exactly the shape the multi-device planner is tested on:
     MatMul [h, 4h] + Add bias, GELU           exact (Erf) or tanh approximation
     MatMul [4h, h] + Add bias, Add residual
   LayerNormalization
-  MatMul [h, vocab]                           LM head (--no-lm-head drops it)
+  MatMul [h, vocab]                           LM head (--no-lm-head drops it;
+                                              --tied makes it wte's transpose)
 
 With --layer-only the model is one such layer whose input is the hidden state
 hidden_in [batch, seq, hidden] (the planner's fixed-decision tests).
@@ -98,6 +99,7 @@ class Options:
         self.seed = args.seed
         self.layer_only = args.layer_only
         self.lm_head = not args.no_lm_head and not args.layer_only
+        self.tied = args.tied
         self.qkv = args.qkv
         self.gelu = args.gelu
         self.dynamic_batch = args.dynamic_batch
@@ -110,6 +112,9 @@ class Options:
             if getattr(self, name) < 1:
                 problems.append("--%s must be at least 1, got %d" %
                                 (name, getattr(self, name)))
+        if self.tied and not self.lm_head:
+            problems.append("--tied needs the LM head (drop --no-lm-head "
+                            "and --layer-only)")
         if self.layer_only and self.layers != 1:
             problems.append("--layer-only builds one layer; drop --layers")
         if self.heads >= 1 and self.hidden % self.heads:
@@ -143,7 +148,7 @@ def param_shapes(opt):
         ]
     if not opt.layer_only:
         shapes += [("ln_f.scale", (h,), "gamma"), ("ln_f.bias", (h,), "beta")]
-    if opt.lm_head:
+    if opt.lm_head and not opt.tied:
         shapes.append(("lm_head.weight", (h, opt.vocab), "matmul"))
     return shapes
 
@@ -313,7 +318,12 @@ def build_graph(opt, params):
         x = g.layer(x, i)
     if opt.lm_head:
         x = g.layer_norm(x, "ln_f", "ln_f")
-        g.node("MatMul", [x, "lm_head.weight"], "logits")
+        if opt.tied:
+            # GPT-2's tied head: the logits reuse the token embedding.
+            head = g.node("Transpose", ["wte"], "wte.T", perm=[1, 0])
+        else:
+            head = "lm_head.weight"
+        g.node("MatMul", [x, head], "logits")
         out = ("logits", opt.vocab)
     else:
         g.layer_norm(x, "ln_f", "hidden")
@@ -444,7 +454,7 @@ def reference(opt, params, x):
     if not opt.layer_only:
         x = ref_layer_norm(x, w["ln_f.scale"], w["ln_f.bias"])
         if opt.lm_head:
-            x = x @ w["lm_head.weight"]
+            x = x @ (w["wte"].T if opt.tied else w["lm_head.weight"])
     return x.astype(opt.np_dtype)
 
 
@@ -493,6 +503,9 @@ def main():
                         "hidden], output hidden_out")
     parser.add_argument("--no-lm-head", action="store_true",
                         help="end at the final layer norm (output 'hidden')")
+    parser.add_argument("--tied", action="store_true",
+                        help="the LM head reuses the token embedding "
+                        "(GPT-2): MatMul(x, Transpose(wte))")
     parser.add_argument("--qkv", choices=("slice", "split"), default="slice",
                         help="how the packed QKV is cut (default slice)")
     parser.add_argument("--gelu", choices=("erf", "tanh"), default="erf")

@@ -16,6 +16,10 @@ cnn, and a tiny GPT from make_gpt.py):
        auto-mem  --sharding=auto --device-memory B with
                  B = 0.6 x the single-device weight bytes + its arena bytes:
                  replicated weights fit only next to split activations
+       vocab-mem --sharding=auto --device-memory 0.6 x the weight bytes (no
+                 arena): for the tied GPT-2 (gpt2-tied), whose embedding
+                 table is most of the weights, this fits only with the table
+                 split by rows (the model runs only these pairs)
        replicate --sharding=replicate (not in the default list)
      it compiles `weftc MODEL -o PKG --cluster C --mesh M ...` and runs
      `weft-run PKG --inputs DATA --check BASELINE --rtol 1e-3 --atol 1e-4
@@ -31,6 +35,7 @@ cnn, and a tiny GPT from make_gpt.py):
        auto-mem  the plan's memory per device (weights file + arena) within
                  the budget, and, where the whole weights alone exceed it,
                  weights per device below 90% of the single device's
+       vocab-mem as auto-mem, and plan.json splits the table's rows
        mixed     weights per device reduced by the forced weight's split
        replicate weights and FLOPs per device >= 90% of the single device's
      (auto is only reported.)
@@ -68,6 +73,7 @@ import hashlib
 import json
 import math
 import os
+import re
 import shutil
 import stat
 import sys
@@ -89,8 +95,9 @@ FAULT_TIMEOUT = 10
 
 # mesh -> cluster preset
 CONFIGS = {"1x2": "cpu:2", "2x2": "cpu:4", "1x4": "cpu:4"}
-SHARDINGS = ["auto", "dp", "tp", "mixed", "auto-mem", "replicate"]
-DEFAULT_SHARDINGS = ["auto", "dp", "tp", "mixed", "auto-mem"]
+SHARDINGS = ["auto", "dp", "tp", "mixed", "auto-mem", "vocab-mem",
+             "replicate"]
+DEFAULT_SHARDINGS = ["auto", "dp", "tp", "mixed", "auto-mem", "vocab-mem"]
 # The budget of auto-mem: this fraction of the single-device weight bytes,
 # plus the single-device arena (activations).
 MEMORY_FRACTION = 0.6
@@ -108,12 +115,22 @@ MODELS = {
     # and channels, not pixels), and a loop is never split over more
     # devices than its size: dp cannot use more than 3 devices here.
     "cnn": {"source": "make_models", "case": "b3_16x16", "dp_devices": 3},
+    # GPT-2's tied embedding: the table (vocabulary 16384 x hidden 128) is
+    # 73% of the weights and feeds both the lookup and the LM head. At 60%
+    # of the weights per device (vocab-mem) it fits only split by rows (the
+    # vocabulary-parallel embedding). Only the vocab-mem pairs run.
+    "gpt2-tied": {"source": "make_gpt", "case": "b1",
+                  "args": ["--layers", "4", "--hidden", "128", "--heads", "4",
+                           "--seq", "8", "--batch", "1", "--vocab", "16384",
+                           "--tied", "--seed", "11"],
+                  "pairs": [("1x2", "vocab-mem"), ("2x2", "vocab-mem")],
+                  "table": "wte"},
 }
-DEFAULT_MODELS = ["mlp", "transformer", "gpt", "cnn"]
+DEFAULT_MODELS = ["mlp", "transformer", "gpt", "cnn", "gpt2-tied"]
 
 # --quick (ctest e2e-multi-device): every mesh with tp and auto-mem (the
 # issue's acceptance pairs), the other shardings on one mesh each.
-QUICK_MODELS = ["mlp", "transformer", "gpt"]
+QUICK_MODELS = ["mlp", "transformer", "gpt", "gpt2-tied"]
 QUICK = [("1x2", "tp"), ("1x2", "auto-mem"), ("1x2", "auto"),
          ("2x2", "tp"), ("2x2", "auto-mem"), ("2x2", "dp"), ("2x2", "mixed"),
          ("1x4", "tp"), ("1x4", "auto-mem")]
@@ -514,7 +531,7 @@ def check_package(row, pkg, mesh, sharding, base, budget, forced):
                         at_most=halfway)
         expect_drop(row, "weight bytes", weights, base["weights"], n,
                     at_least=0.9)
-    elif sharding == "auto-mem":
+    elif sharding in ("auto-mem", "vocab-mem"):
         # Whole weights alone over the budget: they must be split. (When
         # activations outweigh the weights, as in the CNN, splitting the
         # activations may be enough; the budget is what is checked.)
@@ -524,6 +541,8 @@ def check_package(row, pkg, mesh, sharding, base, budget, forced):
         if memory > budget:
             fail(row, "plan.json memory per device %d exceeds the budget %d"
                  % (memory, budget))
+        if sharding == "vocab-mem":
+            check_rows_split(row, facts["plan"], MODELS[row["model"]]["table"])
     elif sharding == "mixed" and forced:
         w1_bytes, parts = forced
         saved = w1_bytes * (1 - 1.0 / parts)
@@ -535,6 +554,22 @@ def check_package(row, pkg, mesh, sharding, base, budget, forced):
         expect_drop(row, "FLOPs", flops, base["flops"], n, at_least=0.9)
 
 
+def check_rows_split(row, plan, table):
+    """plan.json gives the weight `table` a sharding that splits its rows
+    (dimension 0: the vocabulary)."""
+    shardings = [r for op in plan.get("ops", [])
+                 if op.get("op") == "weft.weight" and op.get("name") == table
+                 for r in op.get("results", [])]
+    if not shardings:
+        fail(row, "plan.json has no weight %s" % table)
+        return
+    # '#weft.sharding<@mesh, [[0], []]>': the first dimension's axes.
+    m = re.search(r"\[\[([0-9, ]*)\]", shardings[0])
+    if not m or not m.group(1).strip():
+        fail(row, "plan.json does not split the rows of %s: %s" %
+             (table, shardings[0]))
+
+
 def shape_flags(shapes):
     return ["--input-shape=%s=%s" % (k, "x".join(map(str, v)))
             for k, v in shapes.items()]
@@ -543,7 +578,7 @@ def shape_flags(shapes):
 def sharding_flags(sharding, budget):
     if sharding == "mixed":
         return ["--sharding=auto", "--sharding-file=@SIDECAR"]
-    if sharding == "auto-mem":
+    if sharding in ("auto-mem", "vocab-mem"):
         return ["--sharding=auto", "--device-memory=%d" % budget]
     return ["--sharding=" + sharding]
 
@@ -700,7 +735,12 @@ def run_all(args):
             continue
         base = bases[name]
         budget = int(MEMORY_FRACTION * base["weights"] + base["arena"])
-        for mesh_name, sharding in args.pairs:
+        spec = MODELS[name]
+        # vocab-mem is for models with a table that must be split.
+        pairs = [p for p in spec["pairs"] if p[1] in args.shardings] \
+            if "pairs" in spec else \
+            [p for p in args.pairs if p[1] != "vocab-mem" or "table" in spec]
+        for mesh_name, sharding in pairs:
             mesh = [int(d) for d in mesh_name.split("x")]
             cluster = CONFIGS[mesh_name]
             row = {"model": name, "mesh": mesh_name, "cluster": cluster,
@@ -711,6 +751,8 @@ def run_all(args):
                                                        mesh)
                 sidecar = ("sharding.json", json.dumps(spec, indent=1))
                 forced = (w1_bytes, parts) if w1_bytes else None
+            if sharding == "vocab-mem":
+                budget = int(MEMORY_FRACTION * base["weights"])
             flags = ["--cluster", cluster, "--mesh", mesh_name] + \
                 sharding_flags(sharding, budget) + \
                 shape_flags(models[name]["shapes"])
@@ -860,6 +902,7 @@ def main():
     if args.quick:
         pairs = [p for p in QUICK if p in pairs]
     args.pairs = pairs
+    args.shardings = shardings
     if not pairs:
         log("run_multi_e2e.py: no mesh and sharding left to test")
         return 1

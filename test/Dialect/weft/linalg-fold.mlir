@@ -96,3 +96,31 @@ func.func @slice_of_block() -> tensor<2x4xf32> {
   %r = weft.slice %w[%s, %e, %st] axes = [0] : (tensor<4x4xf32>, tensor<1xi64>, tensor<1xi64>, tensor<1xi64>) -> tensor<2x4xf32>
   return %r : tensor<2x4xf32>
 }
+
+// -----
+
+// Tests that a transpose of the last two dimensions folds into the matmul's
+// transpose flag (toggling it, on either side, and twice for a transpose of
+// a transpose) and the transposed copies go: a tied LM head (GPT-2:
+// logits = h @ wte^T) reads the table itself. A transpose of other
+// dimensions stays.
+// CHECK-LABEL: func.func @transpose_into_matmul
+// CHECK-SAME: (%[[H:.*]]: tensor<2x3x16xf32>, %[[K:.*]]: tensor<2x5x16xf32>, %[[Q:.*]]: tensor<2x16x3xf32>)
+// CHECK: %[[WTE:.*]] = weft.weight "wte"
+// CHECK-NEXT: %[[L:.*]] = weft.matmul %[[H]], %[[WTE]] {transpose_b} : (tensor<2x3x16xf32>, tensor<64x16xf32>) -> tensor<2x3x64xf32>
+// CHECK-NEXT: %[[S:.*]] = weft.matmul %[[Q]], %[[K]] {transpose_a, transpose_b} : (tensor<2x16x3xf32>, tensor<2x5x16xf32>) -> tensor<2x3x5xf32>
+// CHECK-NEXT: %[[O:.*]] = weft.transpose %[[K]] perm = [2, 1, 0]
+// CHECK-NEXT: %[[T:.*]] = weft.matmul %[[H]], %[[WTE]] {transpose_b} : (tensor<2x3x16xf32>, tensor<64x16xf32>) -> tensor<2x3x64xf32>
+// CHECK-NEXT: return %[[L]], %[[S]], %[[O]], %[[T]]
+func.func @transpose_into_matmul(%h: tensor<2x3x16xf32>, %k: tensor<2x5x16xf32>, %q: tensor<2x16x3xf32>) -> (tensor<2x3x64xf32>, tensor<2x3x5xf32>, tensor<16x5x2xf32>, tensor<2x3x64xf32>) {
+  %wte = weft.weight "wte" from "m.onnx" offset 0 size 4096 checksum "0123456789abcdef" : tensor<64x16xf32>
+  %t = weft.transpose %wte perm = [1, 0] : tensor<64x16xf32> -> tensor<16x64xf32>
+  %logits = weft.matmul %h, %t : (tensor<2x3x16xf32>, tensor<16x64xf32>) -> tensor<2x3x64xf32>
+  %kt = weft.transpose %k perm = [0, 2, 1] : tensor<2x5x16xf32> -> tensor<2x16x5xf32>
+  %qt = weft.transpose %q perm = [0, 2, 1] : tensor<2x16x3xf32> -> tensor<2x3x16xf32>
+  %scores = weft.matmul %qt, %kt : (tensor<2x3x16xf32>, tensor<2x16x5xf32>) -> tensor<2x3x5xf32>
+  %other = weft.transpose %k perm = [2, 1, 0] : tensor<2x5x16xf32> -> tensor<16x5x2xf32>
+  %tt = weft.transpose %t perm = [1, 0] : tensor<16x64xf32> -> tensor<64x16xf32>
+  %twice = weft.matmul %h, %tt {transpose_b} : (tensor<2x3x16xf32>, tensor<64x16xf32>) -> tensor<2x3x64xf32>
+  return %logits, %scores, %other, %twice : tensor<2x3x64xf32>, tensor<2x3x5xf32>, tensor<16x5x2xf32>, tensor<2x3x64xf32>
+}
