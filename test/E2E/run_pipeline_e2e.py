@@ -25,7 +25,11 @@ run_multi_e2e.py, plus the shared mlp, bert_tiny and resnet18 when
   3. Memory: a model whose weights exceed --device-memory on every single
      device must be refused on one device and run as a pipeline (each
      rank's arena + weights within the budget, read from the manifest).
-  4. Self-checks, so that the test can fail: a pipeline checked against a
+  4. The stage planner: every model with `--stages=auto
+     --objective=throughput` and --device-memory at 0.75 x what one device
+     needs (weights and arena) on cpu:4 and cpu:8 (cpu:4 alone with
+     --quick): the plan must run and give the one-device outputs.
+  5. Self-checks, so that the test can fail: a pipeline checked against a
      perturbed baseline must exit 2; a pipeline file naming a tensor the
      model lacks must exit 1.
 
@@ -363,6 +367,43 @@ def memory_case(runner, name, model, base, work):
     runner.report(label, rc == 0, "weft-run " + describe_rc(rc), cmd, text)
 
 
+def auto_cases(runner, name, model, base, work, clusters):
+    """--stages=auto under a memory budget below what one device needs (its
+    weights and arena): the stage planner's plan runs and gives the
+    one-device outputs."""
+    budget = int(0.75 * (base["weights"] + base["arena"]))
+    for devices in clusters:
+        cluster = "cpu:%d" % devices
+        pkg = os.path.join(work, "auto", "%s-%s" % (name, devices))
+        label = {"model": name, "cluster": cluster, "stages": "auto",
+                 "sharding": "auto", "plan": "auto", "devices": devices,
+                 "meshes": "budget %d B" % budget}
+        rc, secs, text, cmd = runner.compile(
+            model, pkg, ["--cluster", cluster, "--stages=auto",
+                         "--objective=throughput",
+                         "--device-memory=%d" % budget])
+        label["compile"] = secs
+        if rc != 0:
+            runner.report(label, False, "weftc " + describe_rc(rc), cmd, text)
+            continue
+        manifest = load(os.path.join(pkg, "manifest.json"))
+        label["meshes"] = "%d stage(s), budget %d B" % (
+            len(manifest.get("pipeline", {}).get("stages", [])) or
+            len(load(os.path.join(pkg, "plan.json")).get("stages", [])),
+            budget)
+        outputs = os.path.join(pkg, "outputs")
+        rc, rsecs, text, cmd = runner.check(pkg, model["data"],
+                                            base["outputs"], outputs)
+        label["run"] = rsecs
+        problems = []
+        if rc in (0, 2):
+            problems = compare_outputs(outputs, base["outputs"], RTOL,
+                                       ATOL)[0]
+        runner.report(label, rc == 0 and not problems,
+                      "against one device: weft-run %s" % describe_rc(rc),
+                      cmd, text + "\n".join(problems))
+
+
 def self_checks(runner, name, model, base, work, pkg):
     label = {"model": name, "cluster": "-", "stages": "-", "sharding": "-",
              "plan": "self-check", "meshes": "perturbed baseline",
@@ -462,6 +503,10 @@ def main():
                            args.work)
         if pkg:
             last_pkg[name] = pkg
+    # The stage planner, on every model, cpu:4 and cpu:8.
+    for name in sorted(bases):
+        auto_cases(runner, name, models[name], bases[name], args.work,
+                   [4] if args.quick else [4, 8])
     # The model whose weights outweigh its activations most: the case is
     # about weights that no single device holds.
     memory_model = max(sorted(bases), key=lambda n: bases[n]["weights"] /

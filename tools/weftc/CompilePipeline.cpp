@@ -296,11 +296,24 @@ int mlir::weft::compilePipeline(
   const plan::Mesh &whole = cluster.meshes[shardOptions.mesh];
   auto func = module.lookupSymbol<func::FuncOp>("main");
   std::vector<double> work;
-  FailureOr<StageAssignment> assignment =
-      options.pipelineFile.empty()
-          ? assignBalancedStages(func, options.stages, cluster, whole.devices,
-                                 stages, work)
-          : assignStagesByEnds(func, options.pipelineFile, stages);
+  FailureOr<StageAssignment> assignment = failure();
+  if (options.autoStages) {
+    AutoStageOptions autoOptions;
+    autoOptions.objective = shardOptions.objective;
+    autoOptions.microbatches = options.microbatches;
+    autoOptions.maxStages = options.maxStages;
+    autoOptions.mode = shardOptions.mode;
+    std::string report;
+    assignment = assignAutoStages(func, cluster, whole.devices, autoOptions,
+                                  stages, report);
+    if (succeeded(assignment) && !options.quiet)
+      llvm::outs() << report;
+  } else if (options.pipelineFile.empty()) {
+    assignment = assignBalancedStages(func, options.stages, cluster,
+                                      whole.devices, stages, work);
+  } else {
+    assignment = assignStagesByEnds(func, options.pipelineFile, stages);
+  }
   if (failed(assignment))
     return kExitBadInput;
   PipelineRanks ranks;

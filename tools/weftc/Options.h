@@ -42,6 +42,9 @@ struct WeftcOptions {
   /// (empty when not given).
   std::string shardingFile;
   int stages = 0;
+  /// --stages=auto, and --max-stages (0: no limit).
+  bool autoStages = false;
+  int maxStages = 0;
   std::string pipelineFile;
   /// --microbatches.
   int microbatches = 1;

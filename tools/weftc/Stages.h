@@ -65,6 +65,28 @@ assignBalancedStages(func::FuncOp func, int64_t numStages,
                      std::vector<StageRequest> &stages,
                      std::vector<double> &work);
 
+/// --stages=auto: what the stage planner optimizes, and its limits.
+struct AutoStageOptions {
+  Objective objective = Objective::Latency;
+  /// Microbatches per batch (the model is already imported at B/M).
+  int64_t microbatches = 1;
+  /// At most this many stages (0: no limit).
+  int64_t maxStages = 0;
+  /// The model's ops are clustered into at most this many layers.
+  int64_t maxLayers = 8;
+  ShardingMode mode = ShardingMode::Auto;
+};
+
+/// --stages=auto: clusters main's ops into a chain of layers, prices runs
+/// of them on every sub-mesh of `devices` (cluster indices) with the
+/// intra-operator planner, and lets the stage DP (weft/Plan/StagePlanner.h)
+/// choose the stages, their sub-meshes and their placement, the transfers
+/// between stages included. `report` gets the plan and its lower bound.
+FailureOr<StageAssignment>
+assignAutoStages(func::FuncOp func, const ::weft::plan::Cluster &cluster,
+                 llvm::ArrayRef<int> devices, const AutoStageOptions &options,
+                 std::vector<StageRequest> &stages, std::string &report);
+
 /// The predicted seconds of `op` on cluster device `device` alone.
 double opSecondsOnOneDevice(Operation *op, const ::weft::plan::Cluster &cluster,
                             int device);

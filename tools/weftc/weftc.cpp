@@ -112,12 +112,18 @@ static cl::opt<std::string> shardingFile(
              "file {\"ONNX tensor name\": {\"dims\": [[mesh axes] per "
              "dimension]}, ...} (docs/Sharding.md)"),
     cl::value_desc("file.json"), cl::init(""), cl::cat(category));
-static cl::opt<int> stagesFlag(
+static cl::opt<std::string> stagesFlag(
     "stages",
     cl::desc("Cut the model into N pipeline stages of balanced predicted "
              "time, each on its own sub-mesh of the cluster's devices "
-             "(contiguous, sized by work); --sharding applies inside each "
-             "stage (docs/Pipelines.md)"),
+             "(contiguous, sized by work); auto: the stage planner chooses "
+             "the stages, their sub-meshes and placement for --objective; "
+             "--sharding applies inside each stage (docs/Pipelines.md)"),
+    cl::value_desc("N|auto"), cl::init(""), cl::cat(category));
+static cl::opt<int> maxStagesFlag(
+    "max-stages",
+    cl::desc("With --stages=auto: at most this many stages (default: no "
+             "limit)"),
     cl::value_desc("N"), cl::init(0), cl::cat(category));
 static cl::opt<std::string> pipelineFile(
     "pipeline-file",
@@ -355,6 +361,24 @@ static llvm::Error checkMeshOptions(int64_t numDevices,
 }
 
 /// Options that cannot go with a pipeline (--stages, --pipeline-file).
+/// --stages: N >= 1 (`stages`), or auto (`stages` 0 and `autoStages`).
+static llvm::Error parseStagesFlag(int &stages, bool &autoStages) {
+  stages = 0;
+  autoStages = false;
+  if (!stagesFlag.getNumOccurrences())
+    return llvm::Error::success();
+  StringRef text = stagesFlag.getValue();
+  if (text == "auto") {
+    autoStages = true;
+    return llvm::Error::success();
+  }
+  if (text.getAsInteger(10, stages) || stages < 1)
+    return llvm::createStringError(
+        "--stages=" + text +
+        ": give a number of stages (1 or more) or auto");
+  return llvm::Error::success();
+}
+
 static llvm::Error checkPipelineOptions(int64_t meshDevices) {
   auto conflict = [](const Twine &message) {
     return llvm::createStringError(message);
@@ -362,16 +386,21 @@ static llvm::Error checkPipelineOptions(int64_t meshDevices) {
   if (stagesFlag.getNumOccurrences() && !pipelineFile.empty())
     return conflict("--stages and --pipeline-file both say how to cut the "
                     "model: give one");
-  if (stagesFlag.getNumOccurrences() && stagesFlag < 1)
-    return conflict("--stages=" + Twine(stagesFlag.getValue()) +
-                    ": a pipeline has at least 1 stage");
-  if (stagesFlag > meshDevices)
-    return conflict("--stages=" + Twine(stagesFlag.getValue()) + " needs " +
-                    Twine(stagesFlag.getValue()) +
+  int stages = 0;
+  bool autoStages = false;
+  if (llvm::Error error = parseStagesFlag(stages, autoStages))
+    return error;
+  if (maxStagesFlag.getNumOccurrences() && !autoStages)
+    return conflict("--max-stages bounds --stages=auto; give --stages=auto");
+  if (maxStagesFlag < 0)
+    return conflict("--max-stages=" + Twine(maxStagesFlag.getValue()) +
+                    " is negative");
+  if (stages > meshDevices)
+    return conflict("--stages=" + Twine(stages) + " needs " + Twine(stages) +
                     " devices (one per stage at least), but the cluster "
                     "gives " +
                     Twine(meshDevices) + "; add devices, e.g. --cluster cpu:" +
-                    Twine(stagesFlag.getValue()));
+                    Twine(stages));
   if (!pipelineFile.empty() && !meshFlag.empty())
     return conflict("--mesh shapes one mesh, but --pipeline-file gives each "
                     "stage's mesh (\"mesh_shape\"): drop --mesh");
@@ -432,7 +461,9 @@ static WeftcOptions readOptions() {
   options.deviceMemoryGiven = deviceMemoryFlag.getNumOccurrences() > 0;
   options.clusterGiven = clusterName.getNumOccurrences() > 0;
   options.shardingFile = shardingFile;
-  options.stages = stagesFlag;
+  // Checked before (checkPipelineOptions): a bad value never gets here.
+  llvm::consumeError(parseStagesFlag(options.stages, options.autoStages));
+  options.maxStages = maxStagesFlag;
   options.pipelineFile = pipelineFile;
   options.microbatches = microbatchesFlag;
   options.reportMemory = reportMemory;

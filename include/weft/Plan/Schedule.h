@@ -6,10 +6,12 @@
 // first microbatch takes the sum of all stage and transfer times, and every
 // later one leaves one slowest cycle after the one before it.
 //
-// A stage's cycle is its compute plus the transfers into and out of it:
-// Weft's transfers block the ranks that take part (they do not overlap
-// compute), so a stage is busy while it receives and sends. The simulator
-// replaces this estimate with an event-driven one.
+// A stage's cycle is its compute plus the transfers into and out of it.
+// Receives are double-buffered (the next message arrives while the stage
+// computes), but on one host moving the data is CPU work of both ranks,
+// and a send waits until the data has left, so both ranks pay for each
+// transfer. The simulator replaces this estimate with an event-driven
+// one.
 //
 //===----------------------------------------------------------------------===//
 
