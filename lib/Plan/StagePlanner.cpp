@@ -118,10 +118,13 @@ static void evaluate(const StageProblem &p, StagePlan &plan) {
           plan.firstLayer[k], before.shape, stage.shape, sameNode);
     }
   }
-  plan.firstMicrobatchSeconds = 0;
+  plan.outputCollectionSeconds =
+      n > 0 && p.outputSeconds ? p.outputSeconds(plan.stages.back().shape) : 0;
+  plan.firstMicrobatchSeconds = plan.outputCollectionSeconds;
   plan.slowestCycleSeconds = 0;
   for (size_t k = 0; k < n; ++k) {
-    double out = k + 1 < n ? plan.transferInSeconds[k + 1] : 0;
+    double out = k + 1 < n ? plan.transferInSeconds[k + 1]
+                           : plan.outputCollectionSeconds;
     plan.cycleSeconds[k] =
         plan.stageSeconds[k] + plan.transferInSeconds[k] + out;
     plan.slowestCycleSeconds =
@@ -347,6 +350,9 @@ void StageDP::expand(int64_t id) {
           transfer =
               p.transferSeconds(key.layersDone, *last, shape, sameNode);
         }
+        // The last stage also collects the outputs.
+        double collect =
+            end == p.layers && p.outputSeconds ? p.outputSeconds(shape) : 0;
         StateKey next;
         next.layersDone = end;
         next.stages = capStages ? key.stages + 1 : 0;
@@ -356,11 +362,11 @@ void StageDP::expand(int64_t id) {
         for (size_t l = 0; l < labels.size(); ++l) {
           const Label &from = labels[l];
           Label label;
-          label.sum = from.sum + transfer + t;
+          label.sum = from.sum + transfer + t + collect;
           label.slowestDone =
               last ? std::max(from.slowestDone, from.lastCycle + transfer)
                    : 0;
-          label.lastCycle = t + transfer;
+          label.lastCycle = t + transfer + collect;
           label.fromState = id;
           label.fromLabel = static_cast<int64_t>(l);
           label.shape = static_cast<int>(s);

@@ -108,6 +108,11 @@ RandomCase randomCase(uint64_t seed, bool larger = false) {
                                 to.nodes, to.devicesPerNode});
     return sameNode ? base / 4 : base;
   };
+  // Collecting the outputs from a wide last stage costs more.
+  p.outputSeconds = [seed](const SubMeshShape &last) {
+    return 0.2 * unitHash({(int64_t)seed, 300}) *
+           static_cast<double>(last.devices());
+  };
   return c;
 }
 
@@ -167,7 +172,9 @@ TEST(StagePlanner, MatchesBruteForce) {
     double got = stageObjectiveValue(p, dp);
     EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, want)) << "seed " << seed;
     // The plan's figures: the stages' cycles and the closed form.
-    double slowest = 0, first = 0;
+    double slowest = 0, first = dp.outputCollectionSeconds;
+    EXPECT_DOUBLE_EQ(dp.outputCollectionSeconds,
+                     p.outputSeconds(dp.stages.back().shape));
     for (size_t k = 0; k < dp.stages.size(); ++k) {
       slowest = std::max(slowest, dp.cycleSeconds[k]);
       first += dp.stageSeconds[k] + dp.transferInSeconds[k];

@@ -218,6 +218,24 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
            boundaryBytes[layer] / (lanes * used.bandwidthBytesPerS);
   };
 
+  // The outputs go to the collector, the last stage's first device: one
+  // receiver, over the node's link (the stage's devices share its node) or
+  // the network (a stage of whole nodes).
+  double outputBytes = 0;
+  for (Value result : body.getTerminator()->getOperands())
+    outputBytes += tensorBytesOf(result.getType());
+  auto outputSeconds = [&](const plan::SubMeshShape &last) {
+    if (last.devices() == 1)
+      return 0.0;
+    const plan::Link &link =
+        last.nodes > 1 && cluster.interNode.bandwidthBytesPerS > 0
+            ? cluster.interNode
+            : cluster.intraNode;
+    if (link.bandwidthBytesPerS <= 0)
+      return 0.0;
+    return link.latencySeconds + outputBytes / link.bandwidthBytesPerS;
+  };
+
   plan::StageProblem problem;
   problem.layers = numLayers;
   problem.nodeKinds = grouped.groupKinds;
@@ -225,6 +243,7 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   problem.shapes = shapes;
   problem.stageSeconds = stageSeconds;
   problem.transferSeconds = transferSeconds;
+  problem.outputSeconds = outputSeconds;
   problem.objective = options.objective == Objective::Throughput
                           ? plan::StageObjective::Throughput
                           : plan::StageObjective::Latency;
@@ -304,6 +323,9 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
                         formatSeconds(result.stageSeconds[k]),
                         formatSeconds(result.transferInSeconds[k]),
                         formatSeconds(result.cycleSeconds[k]));
+  os << "  outputs to the collector: "
+     << formatSeconds(result.outputCollectionSeconds)
+     << " (in the last stage's cycle)\n";
   os << llvm::formatv(
       "  slowest cycle {0}; lower bound {1} (the larger of the layers' least "
       "device-seconds over {2} devices, {3}, and the slowest layer at its "

@@ -639,6 +639,8 @@ static const char kOverview[] =
     "\nPipelines (docs/Pipelines.md):\n"
     "  weftc model.onnx -o out/ --cluster cpu:4 --stages=2 --sharding tp\n"
     "                                                 # 2 stages of 2 devices\n"
+    "  weftc model.onnx -o out/ --cluster dgx-h100x8:2 --stages=auto \\\n"
+    "        --objective=throughput   # stages, sub-meshes, placement chosen\n"
     "  weftc model.onnx -o out/ --cluster cpu:5 --pipeline-file=p.json\n"
     "  where p.json gives each stage's devices, mesh shape, sharding and\n"
     "  the ONNX tensors where it ends (the last stage takes the rest):\n"

@@ -84,6 +84,10 @@ struct StageProblem {
   std::function<double(int64_t layer, const SubMeshShape &from,
                        const SubMeshShape &to, bool sameNode)>
       transferSeconds;
+  /// Seconds to collect one microbatch's model outputs from a last stage
+  /// on `shape` (on the collector, its first device); part of that stage's
+  /// cycle and of the latency. Null: free.
+  std::function<double(const SubMeshShape &)> outputSeconds;
   StageObjective objective = StageObjective::Throughput;
   int64_t microbatches = 1;
   /// At most this many stages (0: as many as there are layers).
@@ -109,8 +113,10 @@ struct StagePlan {
   std::vector<StagePlacement> stages;
   /// Per stage: compute, and the transfer into it (0 for the first).
   std::vector<double> stageSeconds, transferInSeconds;
-  /// Per stage: compute plus transfers in and out.
+  /// Per stage: compute plus transfers in and out (the last stage's out is
+  /// the collection of the outputs, outputCollectionSeconds).
   std::vector<double> cycleSeconds;
+  double outputCollectionSeconds = 0;
   double slowestCycleSeconds = 0;
   double firstMicrobatchSeconds = 0;
   /// first + (M - 1) x slowest cycle.
