@@ -147,8 +147,19 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   }
   if (computeOps.empty())
     return func.emitError("--stages=auto: the model has no op to compute");
+  GroupedCluster grouped = groupDevices(cluster, devices);
+  std::vector<plan::SubMeshShape> shapes =
+      plan::allSubMeshShapes(grouped.groupKinds, grouped.devicesPerGroup);
+  // Finer layers let cuts fall closer to the balance point; each run of
+  // layers on each shape is one ILP, L (L + 1) / 2 x shapes of them.
+  int64_t maxLayers = options.maxLayers;
+  if (maxLayers <= 0)
+    maxLayers = std::clamp<int64_t>(
+        static_cast<int64_t>(
+            std::sqrt(640.0 / static_cast<double>(shapes.size()))),
+        4, 16);
   int64_t numLayers = std::min<int64_t>(
-      static_cast<int64_t>(computeOps.size()), options.maxLayers);
+      static_cast<int64_t>(computeOps.size()), maxLayers);
   plan::StageCut layers = plan::balancedCut(costs, numLayers);
   std::vector<int64_t> layerOf(computeOps.size());
   for (int64_t l = 0; l < numLayers; ++l)
@@ -171,12 +182,9 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
         boundaryBytes[b] += tensorBytesOf(result.getType());
     }
 
-  GroupedCluster grouped = groupDevices(cluster, devices);
   StagePricerOptions pricerOptions;
   pricerOptions.objective = options.objective;
   StagePricer pricer(func, cluster, pricerOptions);
-  std::vector<plan::SubMeshShape> shapes =
-      plan::allSubMeshShapes(grouped.groupKinds, grouped.devicesPerGroup);
   // (first layer, last layer, shape) -> seconds, +inf where it does not fit.
   std::map<std::tuple<int64_t, int64_t, plan::SubMeshShape>, double> priced;
   std::string pricingError;

@@ -72,8 +72,10 @@ struct AutoStageOptions {
   int64_t microbatches = 1;
   /// At most this many stages (0: no limit).
   int64_t maxStages = 0;
-  /// The model's ops are clustered into at most this many layers.
-  int64_t maxLayers = 8;
+  /// The model's ops are clustered into at most this many layers (0: as
+  /// many as keep the stage prices to about 320, between 4 and 16: 16 for
+  /// 2 sub-mesh shapes, 8 for 9).
+  int64_t maxLayers = 0;
   ShardingMode mode = ShardingMode::Auto;
 };
 
