@@ -9,6 +9,7 @@
 
 #include "weft/Transforms/Pipeline.h"
 #include "weft/Transforms/AutoShard.h"
+#include "weft/Transforms/ShardedMemory.h"
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
@@ -209,8 +210,12 @@ OwningOpRef<ModuleOp> mlir::weft::outlineStage(StageOp stage) {
       FunctionType::get(context, body.getArgumentTypes(),
                         yield.getOperandTypes()));
   // Names cross with the values: plan.json and --report name every op.
-  for (auto [i, input] : llvm::enumerate(stage.getInputs()))
+  for (auto [i, input] : llvm::enumerate(stage.getInputs())) {
     func.setArgAttr(i, "weft.name", b.getStringAttr(valueName(input)));
+    // Another stage's value comes by a receive (and its staging buffer).
+    if (input.getDefiningOp<TransferOp>())
+      func.setArgAttr(i, kReceivedArgAttr, b.getUnitAttr());
+  }
   for (auto [i, result] : llvm::enumerate(yield.getOperands()))
     func.setResultAttr(i, "weft.name",
                        b.getStringAttr(isa<BlockArgument>(result)

@@ -126,8 +126,13 @@ ShardedMemory MemoryCounter::count() {
     return TensorSharding::replicated(
         cast<RankedTensorType>(value.getType()).getRank());
   };
-  for (BlockArgument arg : body.getArguments())
-    memory.residentBytes += localBytes(arg, whole(arg));
+  for (BlockArgument arg : body.getArguments()) {
+    double bytes = localBytes(arg, whole(arg));
+    // A received input and the staging buffer its receive keeps.
+    if (func.getArgAttr(arg.getArgNumber(), kReceivedArgAttr))
+      bytes *= 2;
+    memory.residentBytes += bytes;
+  }
   llvm::DenseSet<Value> madeInOutput;
   for (Value result : terminator->getOperands()) {
     memory.residentBytes += localBytes(result, whole(result));

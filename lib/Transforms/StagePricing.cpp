@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/StagePricing.h"
+#include "weft/Transforms/ShardedMemory.h"
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/Builders.h"
@@ -130,8 +131,14 @@ public:
         FunctionType::get(loc.getContext(), inputTypes, outputTypes));
     Block *block = copy.addEntryBlock();
     IRMapping mapping;
-    for (auto [input, arg] : llvm::zip(scope.inputs, block->getArguments()))
+    for (auto [input, arg] : llvm::zip(scope.inputs, block->getArguments())) {
       mapping.map(input, arg);
+      // An input made by another stage comes by a receive, with a staging
+      // buffer; the model's own inputs are read where they are needed.
+      if (!isa<BlockArgument>(input))
+        copy.setArgAttr(arg.getArgNumber(), kReceivedArgAttr,
+                        UnitAttr::get(loc.getContext()));
+    }
     OpBuilder b = OpBuilder::atBlockEnd(block);
     for (Operation *op : scope.ops)
       copies[op] = b.clone(*op, mapping);

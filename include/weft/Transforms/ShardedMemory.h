@@ -31,8 +31,14 @@ struct ShardedMemory {
   double reshardBytesAtPeak = 0;
 };
 
+/// On an argument of a pipeline stage's function: the value arrives by a
+/// receive, which has a staging buffer of the same size for the whole run
+/// (weft-stage-receives), so the argument counts twice.
+inline constexpr llvm::StringLiteral kReceivedArgAttr = "weft.received";
+
 /// Counts `func`'s memory from its weft.sharding / weft.operand_sharding
-/// annotations on a mesh of `meshShape`.
+/// annotations on a mesh of `meshShape`. An argument marked
+/// kReceivedArgAttr counts twice.
 ShardedMemory countShardedMemory(func::FuncOp func,
                                  ArrayRef<int64_t> meshShape);
 
