@@ -108,17 +108,64 @@ plan::StagePlacement pricingPlacement(const GroupedCluster &grouped,
   return placement;
 }
 
-double tensorBytesOf(Type type) {
-  auto tensor = dyn_cast<RankedTensorType>(type);
-  if (!tensor || !tensor.hasStaticShape())
-    return 0;
-  Type element = tensor.getElementType();
-  double bytes = element.isIntOrFloat()
-                     ? std::max<double>(1, element.getIntOrFloatBitWidth() / 8)
-                     : 8;
-  for (int64_t d : tensor.getShape())
-    bytes *= static_cast<double>(d);
-  return bytes;
+
+/// The model as the DP sees it: its compute ops (weights and constants
+/// left out) in body order, clustered into layers.
+struct LayerChain {
+  SmallVector<Operation *> computeOps;
+  int64_t numLayers = 0;
+  /// Per compute op: its layer.
+  std::vector<int64_t> layerOf;
+  /// Per layer boundary b (between layers b - 1 and b): the bytes of the
+  /// values that earlier layers make and layer b or a later one reads.
+  std::vector<double> boundaryBytes;
+};
+
+/// Clusters `body`'s compute ops into layers of balanced one-device time on
+/// `device`: `maxLayers` of them, or (0) as many as keep the stage prices
+/// near 320 for `numShapes` sub-mesh shapes (finer layers let cuts fall
+/// closer to the balance point; each run of layers on each shape is one
+/// ILP, L (L + 1) / 2 x shapes of them), between 4 and 16.
+LayerChain clusterIntoLayers(Block &body, const plan::Cluster &cluster,
+                             int device, int64_t maxLayers, size_t numShapes) {
+  LayerChain chain;
+  std::vector<double> costs;
+  for (Operation &op : body.without_terminator()) {
+    if (isReplicableOp(&op))
+      continue;
+    chain.computeOps.push_back(&op);
+    costs.push_back(opSecondsOnOneDevice(&op, cluster, device));
+  }
+  if (chain.computeOps.empty())
+    return chain;
+  if (maxLayers <= 0)
+    maxLayers = std::clamp<int64_t>(
+        static_cast<int64_t>(std::sqrt(640.0 / static_cast<double>(
+                                                   std::max<size_t>(numShapes,
+                                                                    1)))),
+        4, 16);
+  chain.numLayers = std::min<int64_t>(
+      static_cast<int64_t>(chain.computeOps.size()), maxLayers);
+  plan::StageCut layers = plan::balancedCut(costs, chain.numLayers);
+  chain.layerOf.assign(chain.computeOps.size(), 0);
+  for (int64_t l = 0; l < chain.numLayers; ++l)
+    for (int64_t i = layers.firstOp[l]; i < layers.firstOp[l + 1]; ++i)
+      chain.layerOf[i] = l;
+
+  DenseMap<Operation *, int64_t> computeIndex;
+  for (auto [i, op] : llvm::enumerate(chain.computeOps))
+    computeIndex[op] = static_cast<int64_t>(i);
+  chain.boundaryBytes.assign(chain.numLayers + 1, 0);
+  for (auto [i, op] : llvm::enumerate(chain.computeOps))
+    for (Value result : op->getResults()) {
+      int64_t lastUse = chain.layerOf[i];
+      for (Operation *user : result.getUsers())
+        if (auto it = computeIndex.find(user); it != computeIndex.end())
+          lastUse = std::max(lastUse, chain.layerOf[it->second]);
+      for (int64_t b = chain.layerOf[i] + 1; b <= lastUse; ++b)
+        chain.boundaryBytes[b] += tensorBytes(result.getType());
+    }
+  return chain;
 }
 
 /// "1.303 ms" or, below a millisecond, "12.345 us".
@@ -128,6 +175,57 @@ std::string formatSeconds(double seconds) {
   return llvm::formatv("{0:F3} us", seconds * 1e6).str();
 }
 
+/// The stage planner's report: the plan, and how far it can be from the
+/// best one. Each layer needs at least its cheapest device-seconds (price
+/// x devices) and at least its fastest time on any sub-mesh.
+void writeReport(std::string &report, const plan::StageProblem &problem,
+                 const plan::StagePlan &result, size_t prices,
+                 int64_t solved, int64_t devices) {
+  double deviceSeconds = 0, slowestLayer = 0;
+  for (int64_t l = 0; l < problem.layers; ++l) {
+    double fastest = std::numeric_limits<double>::infinity();
+    double cheapest = fastest;
+    for (const plan::SubMeshShape &shape : problem.shapes) {
+      double t = problem.stageSeconds(l, l + 1, shape);
+      fastest = std::min(fastest, t);
+      cheapest = std::min(cheapest, t * static_cast<double>(shape.devices()));
+    }
+    if (std::isfinite(fastest)) {
+      slowestLayer = std::max(slowestLayer, fastest);
+      deviceSeconds += cheapest;
+    }
+  }
+  double perfect = deviceSeconds / static_cast<double>(devices);
+  double bound = std::max(perfect, slowestLayer);
+  llvm::raw_string_ostream os(report);
+  os << llvm::formatv("stage planner: {0} layers, {1} sub-mesh shapes, {2} "
+                      "stage prices ({3} solved); DP {4} states, {5} labels\n",
+                      problem.layers, problem.shapes.size(), prices, solved,
+                      result.states, result.labels);
+  for (auto [k, placement] : llvm::enumerate(result.stages))
+    os << llvm::formatv("  stage {0}: layers {1}..{2} on {3} device(s) "
+                        "({4}x{5}), compute {6}, transfer in {7}, cycle {8}\n",
+                        k, result.firstLayer[k], result.firstLayer[k + 1] - 1,
+                        placement.shape.devices(), placement.shape.nodes,
+                        placement.shape.devicesPerNode,
+                        formatSeconds(result.stageSeconds[k]),
+                        formatSeconds(result.transferInSeconds[k]),
+                        formatSeconds(result.cycleSeconds[k]));
+  os << "  outputs to the collector: "
+     << formatSeconds(result.outputCollectionSeconds)
+     << " (in the last stage's cycle)\n";
+  os << llvm::formatv(
+      "  slowest cycle {0}; lower bound {1} (the larger of the layers' least "
+      "device-seconds over {2} devices, {3}, and the slowest layer at its "
+      "fastest, {4}): ratio {5:F2}\n",
+      formatSeconds(result.slowestCycleSeconds), formatSeconds(bound),
+      devices, formatSeconds(perfect), formatSeconds(slowestLayer),
+      bound > 0 ? result.slowestCycleSeconds / bound : 1.0);
+  os << llvm::formatv("  {0} microbatch(es): latency {1}\n",
+                      problem.microbatches,
+                      formatSeconds(result.latencySeconds));
+}
+
 } // namespace
 
 FailureOr<StageAssignment> mlir::weft::assignAutoStages(
@@ -135,52 +233,17 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     const AutoStageOptions &options, std::vector<StageRequest> &stages,
     std::string &report) {
   Block &body = func.getBody().front();
-  // The chain of layers: the compute ops cut into runs of balanced
-  // one-device time.
-  SmallVector<Operation *> computeOps;
-  std::vector<double> costs;
-  for (Operation &op : body.without_terminator()) {
-    if (isReplicableOp(&op))
-      continue;
-    computeOps.push_back(&op);
-    costs.push_back(opSecondsOnOneDevice(&op, cluster, devices.front()));
-  }
-  if (computeOps.empty())
-    return func.emitError("--stages=auto: the model has no op to compute");
   GroupedCluster grouped = groupDevices(cluster, devices);
   std::vector<plan::SubMeshShape> shapes =
       plan::allSubMeshShapes(grouped.groupKinds, grouped.devicesPerGroup);
-  // Finer layers let cuts fall closer to the balance point; each run of
-  // layers on each shape is one ILP, L (L + 1) / 2 x shapes of them.
-  int64_t maxLayers = options.maxLayers;
-  if (maxLayers <= 0)
-    maxLayers = std::clamp<int64_t>(
-        static_cast<int64_t>(
-            std::sqrt(640.0 / static_cast<double>(shapes.size()))),
-        4, 16);
-  int64_t numLayers = std::min<int64_t>(
-      static_cast<int64_t>(computeOps.size()), maxLayers);
-  plan::StageCut layers = plan::balancedCut(costs, numLayers);
-  std::vector<int64_t> layerOf(computeOps.size());
-  for (int64_t l = 0; l < numLayers; ++l)
-    for (int64_t i = layers.firstOp[l]; i < layers.firstOp[l + 1]; ++i)
-      layerOf[i] = l;
-
-  // Bytes crossing each layer boundary: values of earlier layers that later
-  // ones read.
-  DenseMap<Operation *, int64_t> computeIndex;
-  for (auto [i, op] : llvm::enumerate(computeOps))
-    computeIndex[op] = static_cast<int64_t>(i);
-  std::vector<double> boundaryBytes(numLayers + 1, 0);
-  for (auto [i, op] : llvm::enumerate(computeOps))
-    for (Value result : op->getResults()) {
-      int64_t lastUse = layerOf[i];
-      for (Operation *user : result.getUsers())
-        if (auto it = computeIndex.find(user); it != computeIndex.end())
-          lastUse = std::max(lastUse, layerOf[it->second]);
-      for (int64_t b = layerOf[i] + 1; b <= lastUse; ++b)
-        boundaryBytes[b] += tensorBytesOf(result.getType());
-    }
+  LayerChain chain = clusterIntoLayers(body, cluster, devices.front(),
+                                       options.maxLayers, shapes.size());
+  if (chain.computeOps.empty())
+    return func.emitError("--stages=auto: the model has no op to compute");
+  const SmallVector<Operation *> &computeOps = chain.computeOps;
+  const std::vector<int64_t> &layerOf = chain.layerOf;
+  const std::vector<double> &boundaryBytes = chain.boundaryBytes;
+  int64_t numLayers = chain.numLayers;
 
   StagePricerOptions pricerOptions;
   pricerOptions.objective = options.objective;
@@ -231,7 +294,7 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   // the network (a stage of whole nodes).
   double outputBytes = 0;
   for (Value result : body.getTerminator()->getOperands())
-    outputBytes += tensorBytesOf(result.getType());
+    outputBytes += tensorBytes(result.getType());
   auto outputSeconds = [&](const plan::SubMeshShape &last) {
     if (last.devices() == 1)
       return 0.0;
@@ -298,51 +361,7 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     stages.push_back(std::move(request));
   }
 
-  // The report: the plan, and how far it can be from the best one. Each
-  // layer needs at least its cheapest device-seconds (price x devices) and
-  // at least its fastest time on any sub-mesh.
-  double deviceSeconds = 0, slowestLayer = 0;
-  for (int64_t l = 0; l < numLayers; ++l) {
-    double fastest = std::numeric_limits<double>::infinity();
-    double cheapest = fastest;
-    for (const plan::SubMeshShape &shape : shapes) {
-      double t = stageSeconds(l, l + 1, shape);
-      fastest = std::min(fastest, t);
-      cheapest = std::min(cheapest, t * static_cast<double>(shape.devices()));
-    }
-    if (std::isfinite(fastest)) {
-      slowestLayer = std::max(slowestLayer, fastest);
-      deviceSeconds += cheapest;
-    }
-  }
-  double perfect = deviceSeconds / static_cast<double>(devices.size());
-  double bound = std::max(perfect, slowestLayer);
-  llvm::raw_string_ostream os(report);
-  os << llvm::formatv("stage planner: {0} layers, {1} sub-mesh shapes, {2} "
-                      "stage prices ({3} solved); DP {4} states, {5} labels\n",
-                      numLayers, shapes.size(), priced.size(),
-                      pricer.stats().misses, result.states, result.labels);
-  for (auto [k, placement] : llvm::enumerate(result.stages))
-    os << llvm::formatv("  stage {0}: layers {1}..{2} on {3} device(s) "
-                        "({4}x{5}), compute {6}, transfer in {7}, cycle {8}\n",
-                        k, result.firstLayer[k], result.firstLayer[k + 1] - 1,
-                        placement.shape.devices(), placement.shape.nodes,
-                        placement.shape.devicesPerNode,
-                        formatSeconds(result.stageSeconds[k]),
-                        formatSeconds(result.transferInSeconds[k]),
-                        formatSeconds(result.cycleSeconds[k]));
-  os << "  outputs to the collector: "
-     << formatSeconds(result.outputCollectionSeconds)
-     << " (in the last stage's cycle)\n";
-  os << llvm::formatv(
-      "  slowest cycle {0}; lower bound {1} (the larger of the layers' least "
-      "device-seconds over {2} devices, {3}, and the slowest layer at its "
-      "fastest, {4}): ratio {5:F2}\n",
-      formatSeconds(result.slowestCycleSeconds), formatSeconds(bound),
-      devices.size(), formatSeconds(perfect), formatSeconds(slowestLayer),
-      bound > 0 ? result.slowestCycleSeconds / bound : 1.0);
-  os << llvm::formatv("  {0} microbatch(es): latency {1}\n",
-                      options.microbatches,
-                      formatSeconds(result.latencySeconds));
+  writeReport(report, problem, result, priced.size(), pricer.stats().misses,
+              static_cast<int64_t>(devices.size()));
   return assignment;
 }

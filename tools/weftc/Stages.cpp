@@ -291,7 +291,7 @@ mlir::weft::assignStagesByEnds(func::FuncOp func, StringRef path,
 // The balanced rule
 //===----------------------------------------------------------------------===//
 
-static double tensorBytes(Type type) {
+double mlir::weft::tensorBytes(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return 0;

@@ -89,6 +89,10 @@ assignAutoStages(func::FuncOp func, const ::weft::plan::Cluster &cluster,
                  llvm::ArrayRef<int> devices, const AutoStageOptions &options,
                  std::vector<StageRequest> &stages, std::string &report);
 
+/// The bytes of a static tensor type (a byte per element at least), 0 for
+/// anything else.
+double tensorBytes(Type type);
+
 /// The predicted seconds of `op` on cluster device `device` alone.
 double opSecondsOnOneDevice(Operation *op, const ::weft::plan::Cluster &cluster,
                             int device);
