@@ -300,7 +300,9 @@ int32_t weft_rt_comm_size(const weft_rt_comm *comm);
 int32_t weft_rt_comm_mesh_position(const weft_rt_comm *comm);
 int32_t weft_rt_comm_mesh_size(const weft_rt_comm *comm);
 /// Attaches (or detaches with NULL) the communicator the program's
-/// collectives use; not owned: it must outlive its use by ctx.
+/// collectives use; not owned: it must outlive its use by ctx. Detach it
+/// before weft_rt_comm_destroy: while a staged receive is pending, every
+/// weft_rt_op_begin of ctx tests it through the attached communicator.
 /// weft_rt_model_run refuses to run a program compiled for a mesh of more
 /// than one device without a communicator of the same mesh shape, and a
 /// program of a pipeline without one of the same world and world ranks.
