@@ -23,8 +23,7 @@ KernelCall &KernelCall::paramF64(double value) {
   return *this;
 }
 
-/// A pointer to the first element of `buffer`.
-static Value pointerTo(OpBuilder &b, Location loc, Value buffer) {
+Value mlir::weft::pointerToBuffer(OpBuilder &b, Location loc, Value buffer) {
   auto ptrType = LLVM::LLVMPointerType::get(b.getContext());
   if (!buffer)
     return LLVM::ZeroOp::create(b, loc, ptrType);
@@ -73,9 +72,9 @@ void KernelCall::emit(OpBuilder &b, Operation *anchor) {
       memref::GetGlobalOp::create(b, loc, paramsType, global.getSymName());
   SmallVector<Value> args;
   args.push_back(func.getArgument(0));
-  args.push_back(pointerTo(b, loc, paramsBuffer));
+  args.push_back(pointerToBuffer(b, loc, paramsBuffer));
   for (Value buffer : buffers)
-    args.push_back(pointerTo(b, loc, buffer));
+    args.push_back(pointerToBuffer(b, loc, buffer));
   func::FuncOp decl = declareKernel(module, symbol, args.size());
   auto call = func::CallOp::create(b, loc, decl, args);
   if (tagKind)

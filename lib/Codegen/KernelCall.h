@@ -67,6 +67,10 @@ private:
   llvm::SmallVector<Value> buffers;
 };
 
+/// A pointer (!llvm.ptr) to the first element of `buffer`, as kernel calls
+/// take their buffers; a null pointer when `buffer` is null.
+Value pointerToBuffer(OpBuilder &b, Location loc, Value buffer);
+
 } // namespace mlir::weft
 
 #endif // WEFT_LIB_CODEGEN_KERNELCALL_H

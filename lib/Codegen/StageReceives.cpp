@@ -8,6 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelCall.h"
+
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
 
@@ -28,8 +30,8 @@ using namespace mlir::weft;
 static constexpr unsigned kInOperand = 2;
 static constexpr unsigned kOutOperand = 3;
 
-/// The buffer `pointer` was taken from (KernelCall's extract_aligned_pointer
-/// -> index_cast -> inttoptr), or null.
+/// The buffer `pointer` was taken from (pointerToBuffer's
+/// extract_aligned_pointer -> index_cast -> inttoptr), or null.
 static Value bufferBehind(Value pointer) {
   auto toPointer = pointer.getDefiningOp<LLVM::IntToPtrOp>();
   if (!toPointer)
@@ -40,14 +42,6 @@ static Value bufferBehind(Value pointer) {
   auto extract =
       cast.getIn().getDefiningOp<memref::ExtractAlignedPointerAsIndexOp>();
   return extract ? extract.getSource() : Value();
-}
-
-/// A pointer to the first element of `buffer`, as KernelCall takes it.
-static Value pointerTo(OpBuilder &b, Location loc, Value buffer) {
-  Value index = memref::ExtractAlignedPointerAsIndexOp::create(b, loc, buffer);
-  Value asInt = arith::IndexCastOp::create(b, loc, b.getI64Type(), index);
-  return LLVM::IntToPtrOp::create(
-      b, loc, LLVM::LLVMPointerType::get(b.getContext()), asInt);
 }
 
 namespace {
@@ -78,7 +72,7 @@ struct WeftStageReceivesPass
       auto staging = memref::AllocOp::create(
           b, call.getLoc(), type, b.getI64IntegerAttr(kBufferAlignment));
       staging->setAttr(kStagingBufferAttr, b.getUnitAttr());
-      call.setOperand(kInOperand, pointerTo(b, call.getLoc(), staging));
+      call.setOperand(kInOperand, pointerToBuffer(b, call.getLoc(), staging));
       return WalkResult::advance();
     });
     if (result.wasInterrupted())

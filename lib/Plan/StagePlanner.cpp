@@ -152,6 +152,18 @@ double weft::plan::stageObjectiveValue(const StageProblem &p,
   return objectiveKey(p, plan.latencySeconds, plan.slowestCycleSeconds).first;
 }
 
+/// The shapes a stage may take: the problem's, or every one the cluster
+/// allows.
+static std::vector<SubMeshShape> candidateShapes(const StageProblem &p) {
+  return p.shapes.empty() ? allSubMeshShapes(p.nodeKinds, p.devicesPerNode)
+                          : p.shapes;
+}
+
+/// The most stages a plan may have.
+static int64_t stageCap(const StageProblem &p) {
+  return p.maxStages > 0 ? std::min(p.maxStages, p.layers) : p.layers;
+}
+
 //===----------------------------------------------------------------------===//
 // The DP
 //===----------------------------------------------------------------------===//
@@ -208,12 +220,9 @@ bool dominates(const Label &a, const Label &b) {
 
 class StageDP {
 public:
-  explicit StageDP(const StageProblem &p) : p(p) {
-    shapes = p.shapes.empty() ? allSubMeshShapes(p.nodeKinds, p.devicesPerNode)
-                              : p.shapes;
-    maxStages = p.maxStages > 0 ? std::min(p.maxStages, p.layers) : p.layers;
-    capStages = maxStages < p.layers;
-  }
+  explicit StageDP(const StageProblem &p)
+      : p(p), shapes(candidateShapes(p)), maxStages(stageCap(p)),
+        capStages(maxStages < p.layers) {}
 
   StagePlan run();
 
@@ -484,10 +493,8 @@ namespace {
 
 class BruteForce {
 public:
-  explicit BruteForce(const StageProblem &p) : p(p) {
-    shapes = p.shapes.empty() ? allSubMeshShapes(p.nodeKinds, p.devicesPerNode)
-                              : p.shapes;
-    maxStages = p.maxStages > 0 ? std::min(p.maxStages, p.layers) : p.layers;
+  explicit BruteForce(const StageProblem &p)
+      : p(p), shapes(candidateShapes(p)), maxStages(stageCap(p)) {
     for (int kind : p.nodeKinds)
       freeDevices.push_back(p.devicesPerNode[kind]);
   }

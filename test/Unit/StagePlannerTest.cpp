@@ -41,8 +41,9 @@ void expectValidPlan(const StageProblem &p, const StagePlan &plan) {
   EXPECT_EQ(plan.firstLayer.back(), p.layers);
   for (size_t k = 0; k + 1 < plan.firstLayer.size(); ++k)
     EXPECT_LT(plan.firstLayer[k], plan.firstLayer[k + 1]);
-  if (p.maxStages > 0)
+  if (p.maxStages > 0) {
     EXPECT_LE(static_cast<int64_t>(plan.stages.size()), p.maxStages);
+  }
   std::set<std::pair<int64_t, int64_t>> used; // (node, device)
   for (const StagePlacement &stage : plan.stages) {
     const SubMeshShape &s = stage.shape;
@@ -116,6 +117,22 @@ RandomCase randomCase(uint64_t seed, bool larger = false) {
   return c;
 }
 
+/// The DP and the brute force agree on whether a plan exists and on the
+/// optimum, and the DP's plan is valid. Returns whether a plan was found.
+bool expectMatchesBruteForce(const StageProblem &p, uint64_t seed,
+                             StagePlan &dp) {
+  dp = planStages(p);
+  StagePlan brute = planStagesByBruteForce(p);
+  EXPECT_EQ(dp.found, brute.found) << "seed " << seed;
+  if (!dp.found || !brute.found)
+    return false;
+  expectValidPlan(p, dp);
+  double want = stageObjectiveValue(p, brute);
+  EXPECT_NEAR(stageObjectiveValue(p, dp), want, 1e-9 * std::max(1.0, want))
+      << "seed " << seed;
+  return true;
+}
+
 } // namespace
 
 TEST(StagePlanner, AllShapesOfACluster) {
@@ -159,18 +176,12 @@ TEST(StagePlanner, MatchesBruteForce) {
     RandomCase c = randomCase(seed);
     const StageProblem &p = c.problem;
     ASSERT_EQ(checkStageProblem(p), "");
-    StagePlan dp = planStages(p);
-    StagePlan brute = planStagesByBruteForce(p);
-    ASSERT_EQ(dp.found, brute.found) << "seed " << seed;
-    if (!dp.found)
+    StagePlan dp;
+    if (!expectMatchesBruteForce(p, seed, dp))
       continue;
     ++compared;
     unequal += p.devicesPerNode.size() > 1 && p.nodeKinds.size() > 1;
     multiStage += dp.stages.size() > 1;
-    expectValidPlan(p, dp);
-    double want = stageObjectiveValue(p, brute);
-    double got = stageObjectiveValue(p, dp);
-    EXPECT_NEAR(got, want, 1e-9 * std::max(1.0, want)) << "seed " << seed;
     // The plan's figures: the stages' cycles and the closed form.
     double slowest = 0, first = dp.outputCollectionSeconds;
     EXPECT_DOUBLE_EQ(dp.outputCollectionSeconds,
@@ -196,17 +207,8 @@ TEST(StagePlanner, MatchesBruteForceOnLargerCases) {
   int compared = 0;
   for (uint64_t seed = 1001; seed <= 1030; ++seed) {
     RandomCase c = randomCase(seed, /*larger=*/true);
-    const StageProblem &p = c.problem;
-    StagePlan dp = planStages(p);
-    StagePlan brute = planStagesByBruteForce(p);
-    ASSERT_EQ(dp.found, brute.found) << "seed " << seed;
-    if (!dp.found)
-      continue;
-    ++compared;
-    expectValidPlan(p, dp);
-    double want = stageObjectiveValue(p, brute);
-    EXPECT_NEAR(stageObjectiveValue(p, dp), want, 1e-9 * std::max(1.0, want))
-        << "seed " << seed;
+    StagePlan dp;
+    compared += expectMatchesBruteForce(c.problem, seed, dp);
   }
   EXPECT_GE(compared, 20);
 }
