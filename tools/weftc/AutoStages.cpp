@@ -231,7 +231,7 @@ void writeReport(std::string &report, const plan::StageProblem &problem,
 FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     func::FuncOp func, const plan::Cluster &cluster, ArrayRef<int> devices,
     const AutoStageOptions &options, std::vector<StageRequest> &stages,
-    std::string &report) {
+    std::string &report, double *requestSeconds) {
   Block &body = func.getBody().front();
   GroupedCluster grouped = groupDevices(cluster, devices);
   std::vector<plan::SubMeshShape> shapes =
@@ -363,5 +363,10 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
 
   writeReport(report, problem, result, priced.size(), pricer.stats().misses,
               static_cast<int64_t>(devices.size()));
+  if (requestSeconds)
+    *requestSeconds = problem.objective == plan::StageObjective::Throughput
+                          ? static_cast<double>(problem.microbatches) *
+                                result.slowestCycleSeconds
+                          : result.latencySeconds;
   return assignment;
 }

@@ -8,13 +8,16 @@
 #include "weft/Plan/CostModel.h"
 #include "weft/Plan/Schedule.h"
 #include "weft/Support/TempFolder.h"
+#include "weft/Transforms/Microbatch.h"
 #include "weft/Transforms/Pipeline.h"
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/InterleavedRange.h"
 
+#include <limits>
 #include <map>
 
 using namespace mlir;
@@ -387,5 +390,136 @@ int mlir::weft::compilePipeline(
            << " ranks\n";
     info << clock.lines;
   }
+  return 0;
+}
+
+namespace {
+/// One microbatch count tried by --microbatches=auto.
+struct MicrobatchTrial {
+  int microbatches = 1;
+  /// The plan's objective per request; +inf when skipped.
+  double requestSeconds = std::numeric_limits<double>::infinity();
+  int stages = 0;
+  /// Why it was skipped (empty when planned).
+  std::string skipped;
+};
+} // namespace
+
+int mlir::weft::chooseMicrobatches(MLIRContext &context, WeftcOptions &options,
+                                   const OnnxImportOptions &importOptions,
+                                   const AutoShardOptions &shardOptions,
+                                   ArrayRef<StageRequest> stageRequests) {
+  const plan::Cluster &cluster = shardOptions.cluster;
+  const plan::Mesh &whole = cluster.meshes[shardOptions.mesh];
+  // The batch, from the model as given: only divisors of it are tried.
+  WeftcOptions trialOptions = options;
+  trialOptions.microbatches = 1;
+  int64_t batch = 1;
+  std::string unsplittable;
+  {
+    StageClock clock;
+    ImportedModel model;
+    if (int code = importModel(context, trialOptions, importOptions,
+                               whole.shape, stageRequests, clock, model))
+      return code;
+    ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+      if (unsplittable.empty())
+        unsplittable = diag.str();
+      return success();
+    });
+    FailureOr<BatchDims> dims = analyzeBatchSplit(
+        model.module->lookupSymbol<func::FuncOp>("main"), 1);
+    if (succeeded(dims))
+      batch = dims->batch;
+  }
+
+  std::vector<MicrobatchTrial> trials;
+  for (int m = 1; m <= options.maxMicrobatches && m <= batch; ++m) {
+    if (batch % m != 0 || (m > 1 && !unsplittable.empty()))
+      continue;
+    MicrobatchTrial trial;
+    trial.microbatches = m;
+    trialOptions.microbatches = m;
+    StageClock clock;
+    ImportedModel model;
+    std::string importError;
+    int imported = 0;
+    {
+      // The last message says why (the first names the op that failed).
+      ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+        importError = diag.str();
+        return success();
+      });
+      imported = importModel(context, trialOptions, importOptions, whole.shape,
+                             stageRequests, clock, model);
+    }
+    if (imported != 0) {
+      trial.skipped = importError.empty() ? "the model does not import"
+                                          : importError;
+      trials.push_back(trial);
+      continue;
+    }
+    AutoStageOptions autoOptions;
+    autoOptions.objective = shardOptions.objective;
+    autoOptions.microbatches = m;
+    autoOptions.maxStages = options.maxStages;
+    autoOptions.mode = shardOptions.mode;
+    std::vector<StageRequest> stages;
+    std::string report, why;
+    FailureOr<StageAssignment> assignment = failure();
+    {
+      ScopedDiagnosticHandler capture(&context, [&](Diagnostic &diag) {
+        if (why.empty())
+          why = diag.str();
+        return success();
+      });
+      assignment =
+          assignAutoStages(model.module->lookupSymbol<func::FuncOp>("main"),
+                           cluster, whole.devices, autoOptions, stages, report,
+                           &trial.requestSeconds);
+    }
+    if (failed(assignment)) {
+      trial.requestSeconds = std::numeric_limits<double>::infinity();
+      trial.skipped = why.empty() ? "no plan" : why;
+    } else {
+      trial.stages = assignment->numStages;
+    }
+    trials.push_back(trial);
+  }
+
+  const MicrobatchTrial *best = nullptr;
+  for (const MicrobatchTrial &trial : trials)
+    if (trial.skipped.empty() &&
+        (!best || trial.requestSeconds < best->requestSeconds))
+      best = &trial;
+  if (!best) {
+    // No count plans: the error is the one a plain run with M = 1 gives.
+    options.microbatches = 1;
+    return 0;
+  }
+  if (!options.quiet) {
+    StringRef measure = shardOptions.objective == Objective::Throughput
+                            ? "microbatches x slowest cycle"
+                            : "latency";
+    if (unsplittable.empty())
+      llvm::outs() << "microbatches: tried the divisors of batch " << batch
+                   << " up to " << options.maxMicrobatches << " (" << measure
+                   << " per request)\n";
+    else
+      llvm::outs() << "microbatches: only 1, the batch does not split: "
+                   << unsplittable << "\n";
+    for (const MicrobatchTrial &trial : trials) {
+      llvm::outs() << "  " << trial.microbatches << ": ";
+      if (!trial.skipped.empty())
+        llvm::outs() << "skipped: " << trial.skipped << "\n";
+      else
+        llvm::outs() << llvm::formatv(
+            "{0:F3} {1}s, {2} stage(s){3}\n",
+            trial.requestSeconds * (trial.requestSeconds >= 1e-3 ? 1e3 : 1e6),
+            trial.requestSeconds >= 1e-3 ? "m" : "u", trial.stages,
+            &trial == best ? "  <- chosen" : "");
+    }
+  }
+  options.microbatches = best->microbatches;
   return 0;
 }

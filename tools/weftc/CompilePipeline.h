@@ -35,6 +35,17 @@ int compilePipeline(MLIRContext &context, const WeftcOptions &options,
                     llvm::TargetMachine &machine, StageClock &clock,
                     const char *argv0);
 
+/// --microbatches=auto (with --stages=auto): imports the model at every
+/// divisor M of its batch up to --max-microbatches, plans its stages for
+/// each, prints one line per M, and sets `options.microbatches` to the M
+/// whose plan is best per request (ties to fewer microbatches). An M the
+/// model does not split into is skipped with its reason. Returns 0, or the
+/// exit code of a failure it reported.
+int chooseMicrobatches(MLIRContext &context, WeftcOptions &options,
+                       const OnnxImportOptions &importOptions,
+                       const AutoShardOptions &shardOptions,
+                       llvm::ArrayRef<StageRequest> stageRequests);
+
 } // namespace mlir::weft
 
 #endif // WEFT_TOOLS_WEFTC_COMPILEPIPELINE_H

@@ -65,10 +65,10 @@ importMicrobatchModel(MLIRContext &context, StringRef modelPath,
   OwningOpRef<ModuleOp> micro =
       importOnnxFile(&context, modelPath, microOptions, tensors);
   if (!micro) {
-    llvm::WithColor::error(llvm::errs(), "weftc")
+    emitError(UnknownLoc::get(&context))
         << "--microbatches=" << microbatches
         << ": the model does not import at batch " << dims->batch / microbatches
-        << " (above): it bakes in its batch size\n";
+        << " (above): it bakes in its batch size";
     return failure();
   }
   if (failed(checkMicrobatchModel(full, *dims,

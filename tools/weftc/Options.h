@@ -46,8 +46,11 @@ struct WeftcOptions {
   bool autoStages = false;
   int maxStages = 0;
   std::string pipelineFile;
-  /// --microbatches.
+  /// --microbatches (1 with auto), --microbatches=auto and
+  /// --max-microbatches.
   int microbatches = 1;
+  bool autoMicrobatches = false;
+  int maxMicrobatches = 16;
   /// --report-memory, --report and --quiet.
   bool reportMemory = false;
   bool reportPlan = false;

@@ -83,11 +83,16 @@ struct AutoStageOptions {
 /// of them on every sub-mesh of `devices` (cluster indices) with the
 /// intra-operator planner, and lets the stage DP (weft/Plan/StagePlanner.h)
 /// choose the stages, their sub-meshes and their placement, the transfers
-/// between stages included. `report` gets the plan and its lower bound.
+/// between stages included. `report` gets the plan and its lower bound;
+/// `requestSeconds`, when given, the plan's objective per request (a batch
+/// of `options.microbatches` microbatches): its latency, or for throughput
+/// the microbatches times the slowest cycle (the pipeline full), so that
+/// plans of different microbatch counts compare.
 FailureOr<StageAssignment>
 assignAutoStages(func::FuncOp func, const ::weft::plan::Cluster &cluster,
                  llvm::ArrayRef<int> devices, const AutoStageOptions &options,
-                 std::vector<StageRequest> &stages, std::string &report);
+                 std::vector<StageRequest> &stages, std::string &report,
+                 double *requestSeconds = nullptr);
 
 /// The bytes of a static tensor type (a byte per element at least), 0 for
 /// anything else.

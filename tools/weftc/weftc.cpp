@@ -131,13 +131,20 @@ static cl::opt<std::string> pipelineFile(
              "[...], \"mesh_shape\": [...], \"sharding\": \"tp\", \"ends\": "
              "[ONNX tensor names]}, ...]} (docs/Pipelines.md)"),
     cl::value_desc("file.json"), cl::init(""), cl::cat(category));
-static cl::opt<int> microbatchesFlag(
+static cl::opt<std::string> microbatchesFlag(
     "microbatches",
     cl::desc("Split the batch (dimension 0 of every input) into M "
              "microbatches that follow each other through the pipeline's "
-             "stages; refused, naming the op, where an op mixes batch rows "
+             "stages; refused, naming the op, where an op mixes batch rows; "
+             "auto (with --stages=auto): the stage planner tries every "
+             "divisor of the batch up to --max-microbatches "
              "(docs/Pipelines.md)"),
-    cl::value_desc("M"), cl::init(1), cl::cat(category));
+    cl::value_desc("M|auto"), cl::init("1"), cl::cat(category));
+static cl::opt<int> maxMicrobatchesFlag(
+    "max-microbatches",
+    cl::desc("With --microbatches=auto: the most microbatches tried "
+             "(default 16)"),
+    cl::value_desc("M"), cl::init(16), cl::cat(category));
 static cl::opt<std::string> objectiveFlag("objective",
                                           cl::desc("latency or throughput"),
                                           cl::init("latency"),
@@ -360,6 +367,44 @@ static llvm::Error checkMeshOptions(int64_t numDevices,
   return llvm::Error::success();
 }
 
+/// --microbatches: M >= 1 (`microbatches`), or auto (`microbatches` 1 and
+/// `autoMicrobatches`).
+static llvm::Error parseMicrobatchesFlag(int &microbatches,
+                                         bool &autoMicrobatches) {
+  microbatches = 1;
+  autoMicrobatches = false;
+  StringRef text = microbatchesFlag.getValue();
+  if (text == "auto") {
+    autoMicrobatches = true;
+    return llvm::Error::success();
+  }
+  if (text.getAsInteger(10, microbatches) || microbatches < 1)
+    return llvm::createStringError(
+        "--microbatches=" + text +
+        ": give a number of microbatches (1 or more) or auto");
+  return llvm::Error::success();
+}
+
+/// --microbatches and --max-microbatches. Returns 0, or 1 after reporting
+/// the first problem.
+static int checkMicrobatchOptions() {
+  int microbatches = 1;
+  bool autoMicrobatches = false;
+  if (llvm::Error error = parseMicrobatchesFlag(microbatches, autoMicrobatches))
+    return refuse(toString(std::move(error)));
+  if (autoMicrobatches && stagesFlag.getValue() != "auto")
+    return refuse("--microbatches=auto is chosen with the stages; give "
+                  "--stages=auto");
+  if (maxMicrobatchesFlag.getNumOccurrences() && !autoMicrobatches)
+    return refuse("--max-microbatches bounds --microbatches=auto; give "
+                  "--microbatches=auto");
+  if (maxMicrobatchesFlag < 1)
+    return refuse("--max-microbatches=" +
+                  std::to_string(maxMicrobatchesFlag.getValue()) +
+                  " must be at least 1");
+  return 0;
+}
+
 /// Options that cannot go with a pipeline (--stages, --pipeline-file).
 /// --stages: N >= 1 (`stages`), or auto (`stages` 0 and `autoStages`).
 static llvm::Error parseStagesFlag(int &stages, bool &autoStages) {
@@ -465,7 +510,9 @@ static WeftcOptions readOptions() {
   llvm::consumeError(parseStagesFlag(options.stages, options.autoStages));
   options.maxStages = maxStagesFlag;
   options.pipelineFile = pipelineFile;
-  options.microbatches = microbatchesFlag;
+  llvm::consumeError(
+      parseMicrobatchesFlag(options.microbatches, options.autoMicrobatches));
+  options.maxMicrobatches = maxMicrobatchesFlag;
   options.reportMemory = reportMemory;
   options.reportPlan = reportPlan;
   options.quiet = quiet;
@@ -479,6 +526,8 @@ static int checkOptions(std::vector<int> &gpuArchs) {
   std::string error;
   if (modelPath.empty())
     return refuse("no model given (see --help)");
+  if (int code = checkMicrobatchOptions())
+    return code;
   if (outputPath.empty())
     return refuse("no output given: -o OUT/ (see --help)");
   bool cuda = targetName == "cuda";
@@ -641,6 +690,8 @@ static const char kOverview[] =
     "                                                 # 2 stages of 2 devices\n"
     "  weftc model.onnx -o out/ --cluster dgx-h100x8:2 --stages=auto \\\n"
     "        --objective=throughput   # stages, sub-meshes, placement chosen\n"
+    "  weftc model.onnx -o out/ --cluster cpu:4 --stages=auto \\\n"
+    "        --microbatches=auto      # and the microbatch count with them\n"
     "  weftc model.onnx -o out/ --cluster cpu:5 --pipeline-file=p.json\n"
     "  where p.json gives each stage's devices, mesh shape, sharding and\n"
     "  the ONNX tensors where it ends (the last stage takes the rest):\n"
@@ -695,6 +746,10 @@ int main(int argc, char **argv) {
 
   const AutoShardOptions &shardOptions = placement.shardOptions;
 
+  if (options.autoMicrobatches)
+    if (int code = chooseMicrobatches(context, options, importOptions,
+                                      shardOptions, placement.stageRequests))
+      return code;
   StageClock clock;
   ImportedModel model;
   if (int code =
