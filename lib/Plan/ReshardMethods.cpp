@@ -71,6 +71,10 @@ private:
   ReshardPlan sendRecvAllGather();
   ReshardPlan broadcast();
   ReshardPlan balancedSearch();
+  /// The ways to deliver tile `t` the balanced search compares, given what
+  /// is already placed on `timeline`.
+  std::vector<Option> balancedOptions(int t,
+                                      const ReshardTimeline &timeline) const;
 
   int64_t tileBytes(int tile) const {
     return tiles[tile].box.elements() * elementBytes;
@@ -383,69 +387,97 @@ ReshardPlan MethodPlanner::broadcast() {
   return assemble(ReshardMethod::Broadcast, drafts);
 }
 
+std::vector<Option>
+MethodPlanner::balancedOptions(int t, const ReshardTimeline &timeline) const {
+  const ReshardTile &tile = tiles[t];
+  std::vector<Option> options;
+  // A chain from each of the holders whose NICs are idlest (at most 4).
+  std::vector<int> holders = tile.holders;
+  std::stable_sort(holders.begin(), holders.end(), [&](int a, int b) {
+    return std::make_pair(timeline.railFreeAt(a, true),
+                          timeline.sendFreeAt(a)) <
+           std::make_pair(timeline.railFreeAt(b, true),
+                          timeline.sendFreeAt(b));
+  });
+  if (holders.size() > 4)
+    holders.resize(4);
+  for (int h : holders)
+    options.push_back({chainDraft(t, h, railAwareChain(t, h, timeline))});
+  // Or one send per receiver, each from the holder it ends earliest with.
+  if (tile.receivers.size() > 1 && tile.holders.size() > 1) {
+    Option sends;
+    ReshardTimeline scratch = timeline;
+    for (int r : tile.receivers) {
+      Draft best;
+      double bestEnd = std::numeric_limits<double>::infinity();
+      for (int h : tile.holders) {
+        ReshardTimeline trial = scratch;
+        Draft draft = sendDraft(t, h, r, tile.box);
+        double end = placeOption({draft}, trial);
+        if (end < bestEnd) {
+          bestEnd = end;
+          best = std::move(draft);
+        }
+      }
+      placeOption({best}, scratch);
+      sends.push_back(std::move(best));
+    }
+    options.push_back(std::move(sends));
+  }
+  return options;
+}
+
 ReshardPlan MethodPlanner::balancedSearch() {
-  // Greedy: the largest tiles first, each with the option that keeps the
-  // timeline's finish earliest (then ends earliest itself).
-  std::vector<int> order;
+  // List scheduling: among the next tiles (largest first), place the one
+  // whose best option leaves the earliest finish, then ends earliest; so
+  // tiles fill whichever NICs and ports are idle. The window is as wide as
+  // the work budget allows (every tile for small plans), at least 16.
+  std::vector<int> remaining;
   for (size_t t = 0; t < tiles.size(); ++t)
     if (!tiles[t].receivers.empty())
-      order.push_back(static_cast<int>(t));
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+      remaining.push_back(static_cast<int>(t));
+  size_t window = std::max<size_t>(
+      16, static_cast<size_t>(options.searchBudget /
+                              (8 * std::max<size_t>(1, remaining.size()))));
+  std::stable_sort(remaining.begin(), remaining.end(), [&](int a, int b) {
     return tileBytes(a) * static_cast<int64_t>(tiles[a].receivers.size()) >
            tileBytes(b) * static_cast<int64_t>(tiles[b].receivers.size());
   });
   ReshardTimeline timeline(cluster);
   std::vector<std::vector<Option>> candidates(tiles.size());
   std::vector<int> chosen(tiles.size(), 0);
-  for (int t : order) {
-    const ReshardTile &tile = tiles[t];
-    std::vector<Option> &options = candidates[t];
-    // A chain from every holder (the idlest NICs first, at most 8).
-    std::vector<int> holders = tile.holders;
-    std::stable_sort(holders.begin(), holders.end(), [&](int a, int b) {
-      return std::make_pair(timeline.railFreeAt(a, true),
-                            timeline.sendFreeAt(a)) <
-             std::make_pair(timeline.railFreeAt(b, true),
-                            timeline.sendFreeAt(b));
-    });
-    if (holders.size() > 8)
-      holders.resize(8);
-    for (int h : holders)
-      options.push_back({chainDraft(t, h, railAwareChain(t, h, timeline))});
-    // Or one send per receiver, each from the holder it ends earliest with.
-    if (tile.receivers.size() > 1 && tile.holders.size() > 1) {
-      Option sends;
-      ReshardTimeline scratch = timeline;
-      for (int r : tile.receivers) {
-        Draft best;
-        double bestEnd = std::numeric_limits<double>::infinity();
-        for (int h : tile.holders) {
-          ReshardTimeline trial = scratch;
-          Draft draft = sendDraft(t, h, r, tile.box);
-          double end = placeOption({draft}, trial);
-          if (end < bestEnd) {
-            bestEnd = end;
-            best = std::move(draft);
-          }
-        }
-        placeOption({best}, scratch);
-        sends.push_back(std::move(best));
-      }
-      options.push_back(std::move(sends));
-    }
+  std::vector<int> order;
+  while (!remaining.empty()) {
+    size_t pick = 0;
+    int pickOption = 0;
+    std::vector<Option> pickOptions;
     double bestFinish = std::numeric_limits<double>::infinity();
     double bestEnd = bestFinish;
-    for (size_t o = 0; o < options.size(); ++o) {
-      ReshardTimeline trial = timeline;
-      double end = placeOption(options[o], trial);
-      double finish = trial.finishTime();
-      if (finish < bestFinish || (finish == bestFinish && end < bestEnd)) {
-        bestFinish = finish;
-        bestEnd = end;
-        chosen[t] = static_cast<int>(o);
+    for (size_t i = 0; i < std::min(window, remaining.size()); ++i) {
+      std::vector<Option> options = balancedOptions(remaining[i], timeline);
+      int bestHere = -1;
+      for (size_t o = 0; o < options.size(); ++o) {
+        ReshardTimeline trial = timeline;
+        double end = placeOption(options[o], trial);
+        double finish = trial.finishTime();
+        if (finish < bestFinish || (finish == bestFinish && end < bestEnd)) {
+          bestFinish = finish;
+          bestEnd = end;
+          bestHere = static_cast<int>(o);
+        }
+      }
+      if (bestHere >= 0) {
+        pick = i;
+        pickOption = bestHere;
+        pickOptions = std::move(options);
       }
     }
-    placeOption(options[chosen[t]], timeline);
+    int t = remaining[pick];
+    remaining.erase(remaining.begin() + pick);
+    candidates[t] = std::move(pickOptions);
+    chosen[t] = pickOption;
+    placeOption(candidates[t][pickOption], timeline);
+    order.push_back(t);
   }
 
   // Local search: other candidates for a tile, and a tile one place

@@ -183,9 +183,9 @@ struct ReshardPlan {
 /// Tuning knobs; the defaults are what weftc and weft-reshard use.
 struct ReshardOptions {
   /// The most chunks a broadcast chain is cut into.
-  int maxChunks = 16;
+  int maxChunks = 64;
   /// No chunk smaller than this (a chunk pays a message's latency).
-  int64_t minChunkBytes = 256 * 1024;
+  int64_t minChunkBytes = 512 * 1024;
   /// The balanced search stops after this many simulated messages (a work
   /// count, never wall time, so that the plan is deterministic).
   int64_t searchBudget = 2'000'000;
