@@ -23,7 +23,8 @@ llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
 
 tool_dirs = [config.weft_tools_dir, config.llvm_tools_dir]
-tools = ["weft-opt", "weft-translate", "weftc", "weft-run", ToolSubst("%PYTHON", config.python_executable)]
+tools = ["weft-opt", "weft-translate", "weftc", "weft-run", "weft-reshard",
+         ToolSubst("%PYTHON", config.python_executable)]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.weft_tools_dir, append_path=True)

@@ -1,9 +1,10 @@
 //===- ClusterPresets.cpp - Clusters from the command line ----------------===//
 //
 // The built-in cluster presets (cpu:N, dgx-h100x8, p3.16xlarge:K,
-// hetero-a100-v100) and the other command-line views of a cluster: --mesh
-// shapes, --device-memory sizes and the --report description. The figures
-// are documented, with their sources, in docs/ClusterSpec.md.
+// p3.8xlarge:K, hetero-a100-v100) and the other command-line views of a
+// cluster: --mesh shapes, --device-memory sizes and the --report
+// description. The figures are documented, with their sources, in
+// docs/ClusterSpec.md.
 //
 //===----------------------------------------------------------------------===//
 
@@ -183,6 +184,11 @@ static Cluster dgxPreset(int nodes) {
   return cluster;
 }
 
+/// The NVLink 2 figures of a p3 node and the latency between p3 nodes,
+/// which p3.16xlarge and p3.8xlarge share.
+static constexpr Link kP3IntraNode{150e9, 2e-6};
+static constexpr double kP3InterNodeLatency = 25e-6;
+
 static Cluster p3Preset(int nodes) {
   Cluster cluster;
   cluster.name = "p3.16xlarge:" + std::to_string(nodes);
@@ -191,9 +197,27 @@ static Cluster p3Preset(int nodes) {
   for (int n = 0; n < nodes; ++n)
     addNode(cluster, "n" + std::to_string(n), 0, 8, "gpu", 32, 150e9,
             {25e9 / 8}, [](int) { return 0; });
-  cluster.intraNode = Link{150e9, 2e-6};
-  cluster.interNode = Link{25e9 / 8, 25e-6};
+  cluster.intraNode = kP3IntraNode;
+  cluster.interNode = Link{25e9 / 8, kP3InterNodeLatency};
   addNodeMajorMesh(cluster, nodes, 8);
+  cluster.note = planningNote(cluster);
+  return cluster;
+}
+
+/// AWS p3.8xlarge, the testbed of the MLSys'23 cross-mesh resharding paper:
+/// half a p3.16xlarge (4 V100s, one socket) behind a 10 Gb/s network.
+static Cluster p3SmallPreset(int nodes) {
+  Cluster cluster;
+  cluster.name = "p3.8xlarge:" + std::to_string(nodes);
+  cluster.kinds.push_back(v100Kind());
+  // One 10 Gb/s ENA NIC that all four GPUs share; 16 physical cores and one
+  // socket's memory bandwidth.
+  for (int n = 0; n < nodes; ++n)
+    addNode(cluster, "n" + std::to_string(n), 0, 4, "gpu", 16, 75e9, {10e9 / 8},
+            [](int) { return 0; });
+  cluster.intraNode = kP3IntraNode;
+  cluster.interNode = Link{10e9 / 8, kP3InterNodeLatency};
+  addNodeMajorMesh(cluster, nodes, 4);
   cluster.note = planningNote(cluster);
   return cluster;
 }
@@ -219,7 +243,8 @@ static Cluster heteroPreset() {
 }
 
 StringRef presetHelp() {
-  return "cpu:N, dgx-h100x8, dgx-h100x8:K, p3.16xlarge:K, hetero-a100-v100";
+  return "cpu:N, dgx-h100x8, dgx-h100x8:K, p3.16xlarge:K, p3.8xlarge:K, "
+         "hetero-a100-v100";
 }
 
 /// Parses the count after "name:" ("" when `allowBare`, meaning 1).
@@ -244,13 +269,16 @@ std::optional<Expected<Cluster>> loadPreset(StringRef name) {
       return Expected<Cluster>(count.takeError());
     return Expected<Cluster>(cpuPreset(*count));
   }
-  if (base == "dgx-h100x8" || base == "p3.16xlarge") {
+  if (base == "dgx-h100x8" || base == "p3.16xlarge" || base == "p3.8xlarge") {
     Expected<int> count =
         presetCount(name, argument, !hasColon, 1024, "K (nodes)");
     if (!count)
       return Expected<Cluster>(count.takeError());
-    return Expected<Cluster>(base == "p3.16xlarge" ? p3Preset(*count)
-                                                   : dgxPreset(*count));
+    if (base == "p3.16xlarge")
+      return Expected<Cluster>(p3Preset(*count));
+    if (base == "p3.8xlarge")
+      return Expected<Cluster>(p3SmallPreset(*count));
+    return Expected<Cluster>(dgxPreset(*count));
   }
   if (base == "hetero-a100-v100") {
     if (hasColon)

@@ -409,6 +409,51 @@ TEST(ClusterPresets, P3IsPlanningOnly) {
   EXPECT_NE(text.find("f32 15.7 TFLOP/s"), std::string::npos) << text;
 }
 
+// Tests that p3.8xlarge:K is K nodes of four V100s that share one 10 Gbps
+// NIC, with p3.16xlarge's NVLink and inter-node latency.
+TEST(ClusterPresets, P3EightXLargeSharesOneSlowNic) {
+  Expected<Cluster> cluster = loadCluster("p3.8xlarge:5");
+  ASSERT_OK(cluster);
+  Expected<Cluster> big = loadCluster("p3.16xlarge:1");
+  ASSERT_OK(big);
+  EXPECT_EQ(cluster->name, "p3.8xlarge:5");
+  EXPECT_EQ(cluster->devices.size(), 20u);
+  ASSERT_EQ(cluster->nodes.size(), 5u);
+  EXPECT_EQ(cluster->meshes[0].shape, (std::vector<int64_t>{5, 4}));
+  EXPECT_EQ(errorText(verifyMesh(*cluster, cluster->meshes[0])), "");
+  for (size_t i = 0; i < cluster->devices.size(); ++i) {
+    EXPECT_EQ(cluster->devices[i].node, static_cast<int>(i / 4)) << i;
+    EXPECT_EQ(cluster->devices[i].rail, 0) << i;
+  }
+  for (const Node &node : cluster->nodes) {
+    ASSERT_EQ(node.rails.size(), 1u);
+    EXPECT_EQ(node.rails[0].bandwidthBytesPerS, 1.25e9);
+  }
+  EXPECT_EQ(cluster->interNode.bandwidthBytesPerS, 1.25e9);
+  EXPECT_EQ(cluster->interNode.latencySeconds, big->interNode.latencySeconds);
+  EXPECT_EQ(cluster->intraNode.bandwidthBytesPerS,
+            big->intraNode.bandwidthBytesPerS);
+  EXPECT_EQ(cluster->intraNode.latencySeconds, big->intraNode.latencySeconds);
+  ASSERT_EQ(cluster->kinds.size(), 1u);
+  EXPECT_EQ(cluster->kinds[0].name, big->kinds[0].name);
+  EXPECT_FALSE(cluster->kinds[0].targetable);
+  EXPECT_EQ(cluster->note, "planning only: V100 cannot be targeted by CUDA 13");
+  std::string text = describeCluster(*cluster);
+  EXPECT_NE(text.find("1 NIC rail of 1.25 GB/s"), std::string::npos) << text;
+
+  Expected<Cluster> one = loadCluster("p3.8xlarge");
+  ASSERT_OK(one);
+  EXPECT_EQ(one->devices.size(), 4u);
+  EXPECT_EQ(one->meshes[0].shape, (std::vector<int64_t>{4}));
+  EXPECT_NE(presetHelp().find("p3.8xlarge:K"), StringRef::npos);
+
+  Expected<Cluster> none = loadCluster("p3.8xlarge:0");
+  ASSERT_FALSE(static_cast<bool>(none));
+  EXPECT_EQ(llvm::toString(none.takeError()),
+            "invalid cluster preset 'p3.8xlarge:0': K (nodes) must be an "
+            "integer from 1 to 1024");
+}
+
 TEST(ClusterPresets, HeteroHasUnequalDevices) {
   Expected<Cluster> cluster = loadCluster("hetero-a100-v100");
   ASSERT_OK(cluster);
@@ -427,7 +472,8 @@ TEST(ClusterPresets, HeteroHasUnequalDevices) {
 TEST(ClusterPresets, BadArgumentsAreErrors) {
   for (const char *name :
        {"cpu:0", "cpu:", "cpu:abc", "cpu:-2", "cpu:4096", "p3.16xlarge:0",
-        "p3.16xlarge:", "dgx-h100x8:x", "hetero-a100-v100:2"}) {
+        "p3.16xlarge:", "p3.8xlarge:0", "p3.8xlarge:1025", "p3.8xlarge:two",
+        "dgx-h100x8:x", "hetero-a100-v100:2"}) {
     Expected<Cluster> cluster = loadCluster(name);
     ASSERT_FALSE(static_cast<bool>(cluster)) << name;
     std::string message = llvm::toString(cluster.takeError());

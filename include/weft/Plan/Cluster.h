@@ -146,7 +146,7 @@ llvm::Expected<Cluster> parseClusterSpec(llvm::StringRef jsonText,
                                          llvm::StringRef fileName);
 
 /// A preset ("cpu:N", "dgx-h100x8", "dgx-h100x8:K", "p3.16xlarge:K",
-/// "hetero-a100-v100") or else a spec file path.
+/// "p3.8xlarge:K", "hetero-a100-v100") or else a spec file path.
 llvm::Expected<Cluster> loadCluster(llvm::StringRef fileOrPreset);
 
 /// The built-in preset `name`; std::nullopt if `name` is not shaped like a
