@@ -1,16 +1,19 @@
 //===- PipelineDevice.cpp - The program of one rank of a pipeline ---------===//
 //
 // A rank's program is its stage's partitioned body between the receives
-// and sends of the transfers its stage takes part in. Every point-to-point
-// operation of the job has a key (source stage, target stage, transfer,
-// piece); each rank runs its receives, its stage's compute and its sends in
-// increasing key order (the compute sits at key (stage, stage)), so the
-// unfinished operation with the smallest key always has both of its ranks
-// ready: blocking sends and receives cannot deadlock.
+// and sends of the transfers its stage takes part in. Each transfer is
+// planned by the resharding planner (lib/Plan/Reshard.h) as an ordered list
+// of messages. Every point-to-point operation of the job has a key (source
+// stage, target stage, transfer, message); each rank runs its receives, its
+// stage's compute and its sends in increasing key order (the compute sits
+// at key (stage, stage)), so the unfinished operation with the smallest key
+// always has both of its ranks ready: blocking sends and receives cannot
+// deadlock. A receiver that forwards a broadcast chunk or a ring slice does
+// so at a later key than the message that brought it.
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Plan/Transfer.h"
+#include "weft/Plan/Reshard.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/Transforms/Pipeline.h"
 #include "weft/Transforms/SpmdPartition.h"
@@ -21,6 +24,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -49,7 +53,8 @@ struct PlannedTransfer {
   /// The pipeline's weft.transfer, or the model output's index.
   TransferOp op;
   int outputIndex = -1;
-  plan::TransferPlan tiles;
+  /// In cluster devices; messages are mapped to ranks when emitted.
+  plan::ReshardPlan plan;
   int64_t firstTag = 0;
   std::string sourceText, targetText;
 };
@@ -91,10 +96,50 @@ int64_t mlir::weft::collectorRank(ModuleOp pipeline) {
   return *llvm::min_element(*mesh.getDevices());
 }
 
+/// The problem of `t` in cluster devices.
+static plan::ReshardSide sideOf(const TransferEnd &end,
+                                const TransferNetwork &network) {
+  plan::ReshardSide side;
+  side.mesh.name = end.mesh ? end.mesh.getValue().str() : "collector";
+  side.mesh.shape = end.meshShape;
+  for (int64_t rank : end.ranks)
+    side.mesh.devices.push_back(
+        static_cast<int>(network.clusterDeviceOfRank[rank]));
+  side.sharding = end.sharding;
+  return side;
+}
+
+/// Plans `t` with the network's method.
+static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
+                                            const TransferNetwork &network,
+                                            plan::ReshardMethod method) {
+  plan::ReshardProblem problem;
+  problem.shape = toVector(t.type.getShape());
+  problem.elementBytes =
+      std::max<int64_t>(1, t.type.getElementTypeBitWidth() / 8);
+  problem.source = sideOf(t.source, network);
+  problem.destination = sideOf(t.target, network);
+  llvm::Expected<plan::ReshardPlan> planned =
+      plan::planResharding(*network.cluster, problem, method);
+  if (!planned)
+    return emitError(t.value.getLoc())
+           << "internal: transfer plan: " << toString(planned.takeError());
+  if (planned->inMesh && problem.source.mesh.size() != 1)
+    return emitError(t.value.getLoc())
+           << "internal: a transfer within one mesh of "
+           << problem.source.mesh.size() << " devices";
+  return std::move(*planned);
+}
+static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
+                                            const TransferNetwork &network) {
+  return planOne(t, network, network.method);
+}
+
 /// Every transfer of the job (the pipeline's weft.transfer ops, then the
 /// collection of each model output that a stage computes on the collector
 /// rank), planned and in key order, with the tags of their pieces.
-static FailureOr<std::vector<PlannedTransfer>> planTransfers(ModuleOp pipeline) {
+static FailureOr<std::vector<PlannedTransfer>>
+planTransfers(ModuleOp pipeline, const TransferNetwork &network) {
   auto main = pipeline.lookupSymbol<func::FuncOp>("main");
   int64_t collector = collectorRank(pipeline);
   DenseMap<Operation *, int> stageIndex;
@@ -152,17 +197,13 @@ static FailureOr<std::vector<PlannedTransfer>> planTransfers(ModuleOp pipeline) 
     t.targetText = "whole on rank " + std::to_string(collector);
     transfers.push_back(std::move(t));
   }
+  if (!network.cluster)
+    return pipeline.emitError("internal: transfers planned without a cluster");
   for (PlannedTransfer &t : transfers) {
-    // A partial source is reduced on its mesh before it is cut (send()).
-    TensorSharding reduced = t.source.sharding;
-    reduced.partial.clear();
-    std::string error;
-    std::optional<plan::TransferPlan> tiles =
-        plan::planTransfer(t.type.getShape(), reduced, t.source.meshShape,
-                           t.target.sharding, t.target.meshShape, &error);
-    if (!tiles)
-      return emitError(t.value.getLoc()) << "internal: transfer plan: " << error;
-    t.tiles = std::move(*tiles);
+    FailureOr<plan::ReshardPlan> planned = planOne(t, network);
+    if (failed(planned))
+      return failure();
+    t.plan = std::move(*planned);
   }
   std::stable_sort(transfers.begin(), transfers.end(),
                    [](const PlannedTransfer &a, const PlannedTransfer &b) {
@@ -172,12 +213,12 @@ static FailureOr<std::vector<PlannedTransfer>> planTransfers(ModuleOp pipeline) 
   int64_t tag = 0;
   for (PlannedTransfer &t : transfers) {
     t.firstTag = tag;
-    tag += static_cast<int64_t>(t.tiles.pieces.size());
+    tag += static_cast<int64_t>(t.plan.messages.size());
   }
   // The runtime's bound on tags (weft.send's verifier says the same).
   if (tag > (int64_t(1) << 20))
     return pipeline.emitError("the pipeline's transfers have ")
-           << tag << " pieces; at most 2^20 are supported";
+           << tag << " messages; at most 2^20 are supported";
   return transfers;
 }
 
@@ -210,20 +251,20 @@ static Value sliceBox(OpBuilder &b, Location loc, Value local,
                          b.getDenseI64ArrayAttr(axes), Value());
 }
 
-/// Rebuilds a block from its grid of pieces (row-major, last dimension
-/// fastest) by concatenating along the last dimension, then the one
-/// before, and so on.
+/// Rebuilds a block from its grid of cells (row-major, last dimension
+/// fastest; `intervals[k]` cells along dimension k) by concatenating along
+/// the last dimension, then the one before, and so on.
 static Value assembleGrid(OpBuilder &b, Location loc,
-                          const plan::TransferGrid &grid,
-                          SmallVector<Value> pieces) {
-  for (int64_t dim = static_cast<int64_t>(grid.boundaries.size()) - 1;
-       dim >= 0; --dim) {
-    int64_t n = grid.intervals(dim);
+                          ArrayRef<int64_t> intervals,
+                          SmallVector<Value> cells) {
+  for (int64_t dim = static_cast<int64_t>(intervals.size()) - 1; dim >= 0;
+       --dim) {
+    int64_t n = intervals[dim];
     if (n <= 1)
       continue;
     SmallVector<Value> joined;
-    for (size_t start = 0; start < pieces.size(); start += n) {
-      SmallVector<Value> run(pieces.begin() + start, pieces.begin() + start + n);
+    for (size_t start = 0; start < cells.size(); start += n) {
+      SmallVector<Value> run(cells.begin() + start, cells.begin() + start + n);
       auto first = cast<RankedTensorType>(run.front().getType());
       SmallVector<int64_t> shape(first.getShape());
       shape[dim] = 0;
@@ -233,9 +274,9 @@ static Value assembleGrid(OpBuilder &b, Location loc,
           b, loc, RankedTensorType::get(shape, first.getElementType()), run,
           b.getI64IntegerAttr(dim)));
     }
-    pieces = std::move(joined);
+    cells = std::move(joined);
   }
-  return pieces.front();
+  return cells.front();
 }
 
 /// A tensor of `type` with every element zero: the empty block of an
@@ -246,70 +287,207 @@ static Value zeros(OpBuilder &b, Location loc, RankedTensorType type) {
       DenseElementsAttr::get(type, b.getZeroAttr(type.getElementType())));
 }
 
+/// `box`'s offsets relative to `origin`.
+static std::vector<int64_t> relative(const plan::Box &box,
+                                     ArrayRef<int64_t> origin) {
+  std::vector<int64_t> offsets(box.offsets);
+  for (size_t k = 0; k < offsets.size(); ++k)
+    offsets[k] -= origin[k];
+  return offsets;
+}
+
+/// The block of mesh position `position` of `end` for a tensor of `shape`.
+static plan::Box blockOf(ArrayRef<int64_t> shape,
+                         const TensorSharding &sharding,
+                         ArrayRef<int64_t> meshShape, int64_t position) {
+  return {plan::localOffsets(shape, sharding, meshShape, position),
+          plan::localShape(shape, sharding, meshShape, position)};
+}
+
+/// The intersection of two boxes (sizes 0 where they do not meet).
+static plan::Box intersect(const plan::Box &a, const plan::Box &c) {
+  plan::Box out = a;
+  for (size_t k = 0; k < a.offsets.size(); ++k) {
+    int64_t lo = std::max(a.offsets[k], c.offsets[k]);
+    int64_t hi = std::min(a.offsets[k] + a.sizes[k], c.offsets[k] + c.sizes[k]);
+    out.offsets[k] = lo;
+    out.sizes[k] = std::max<int64_t>(0, hi - lo);
+  }
+  return out;
+}
+
 namespace {
 /// Emits one rank's part of the job's transfers.
 class TransferEmitter {
 public:
-  TransferEmitter(OpBuilder &b, int64_t rank) : b(b), rank(rank) {}
+  TransferEmitter(OpBuilder &b, int64_t rank, const TransferNetwork &network)
+      : b(b), rank(rank), network(network) {}
 
-  /// The source side: this rank's block `local` (of t.source) goes out in
-  /// pieces; pieces this rank receives itself are kept for receive().
-  void send(const PlannedTransfer &t, Value local) {
-    Location loc = t.value.getLoc();
-    if (!t.source.sharding.partial.empty()) {
-      SmallVector<int16_t> axes(t.source.sharding.partial.begin(),
-                                t.source.sharding.partial.end());
-      local = AllReduceOp::create(b, loc, local, t.source.mesh,
-                                  b.getDenseI16ArrayAttr(axes));
-    }
-    for (auto [p, piece] : llvm::enumerate(t.tiles.pieces)) {
-      if (t.source.ranks[piece.srcPosition] != rank)
-        continue;
-      Value box = sliceBox(b, loc, local, piece.srcLocalOffsets, piece.sizes);
-      int64_t to = t.target.ranks[piece.dstPosition];
-      if (to == rank) {
-        ownPieces[{&t, p}] = box;
-        continue;
-      }
-      SendOp::create(b, loc, box, to, t.firstTag + static_cast<int64_t>(p));
-    }
-  }
-
-  /// The target side: this rank's block of t.target, from its pieces.
-  Value receive(const PlannedTransfer &t, int64_t position) {
-    Location loc = t.value.getLoc();
-    const plan::TransferGrid &grid = t.tiles.grids[position];
-    std::vector<int64_t> blockShape(grid.sizes.begin(), grid.sizes.end());
-    auto blockType =
-        RankedTensorType::get(blockShape, t.type.getElementType());
-    if (grid.numPieces == 0)
-      return zeros(b, loc, blockType);
-    SmallVector<Value> pieces;
-    for (size_t p = grid.firstPiece; p < grid.firstPiece + grid.numPieces;
-         ++p) {
-      const plan::TransferPiece &piece = t.tiles.pieces[p];
-      if (Value own = ownPieces.lookup({&t, p})) {
-        pieces.push_back(own);
-        continue;
-      }
-      auto type = RankedTensorType::get(piece.sizes, t.type.getElementType());
-      pieces.push_back(RecvOp::create(b, loc, type,
-                                      t.source.ranks[piece.srcPosition],
-                                      t.firstTag + static_cast<int64_t>(p)));
-    }
-    return assembleGrid(b, loc, grid, std::move(pieces));
-  }
+  /// This rank's part of transfer `t`: the source's reduction and the
+  /// messages it sends when `local` (its block of t.source) is given, the
+  /// messages it receives and forwards, and, when it is the destination
+  /// position `position` of t.target, its block assembled from what it
+  /// keeps and receives (else a null value).
+  FailureOr<Value> run(const PlannedTransfer &t, Value local,
+                       std::optional<int64_t> position);
 
 private:
+  int64_t rankOf(int device) const {
+    return llvm::find(network.clusterDeviceOfRank, device) -
+           network.clusterDeviceOfRank.begin();
+  }
+  Value reduce(const PlannedTransfer &t, Value local, int64_t position);
+  FailureOr<Value> assemble(const PlannedTransfer &t, const plan::Box &block,
+                            ArrayRef<std::pair<plan::Box, Value>> pieces);
+
   OpBuilder &b;
   int64_t rank;
-  DenseMap<std::pair<const PlannedTransfer *, size_t>, Value> ownPieces;
+  const TransferNetwork &network;
 };
 } // namespace
 
+/// Resolves the source's pending partial sums as the plan says: an
+/// all-reduce, or a reduce-scatter that leaves this rank one block.
+Value TransferEmitter::reduce(const PlannedTransfer &t, Value local,
+                              int64_t position) {
+  const TensorSharding &source = t.source.sharding;
+  if (source.partial.empty())
+    return local;
+  Location loc = t.value.getLoc();
+  SmallVector<int16_t> axes(source.partial.begin(), source.partial.end());
+  const std::optional<plan::ReshardReduction> &reduction = t.plan.reduction;
+  if (!reduction || reduction->kind != plan::ReshardKind::ReduceScatter)
+    return AllReduceOp::create(b, loc, local, t.source.mesh,
+                               b.getDenseI16ArrayAttr(axes));
+  int dim = reduction->dim;
+  auto type = cast<RankedTensorType>(local.getType());
+  std::vector<int64_t> sizes = plan::blockSizes(
+      type.getDimSize(dim), plan::groupSize(t.source.meshShape, source.partial));
+  int64_t g = plan::groupIndex(t.source.meshShape, source.partial, position);
+  SmallVector<int64_t> shape(type.getShape());
+  shape[dim] = sizes[g];
+  return ReduceScatterOp::create(
+      b, loc, RankedTensorType::get(shape, type.getElementType()), local,
+      t.source.mesh, b.getDenseI16ArrayAttr(axes), b.getI64IntegerAttr(dim),
+      b.getDenseI64ArrayAttr(sizes));
+}
+
+FailureOr<Value> TransferEmitter::run(const PlannedTransfer &t, Value local,
+                                      std::optional<int64_t> position) {
+  Location loc = t.value.getLoc();
+  ArrayRef<int64_t> shape = t.type.getShape();
+  Type element = t.type.getElementType();
+  // The block this rank holds once the source is reduced.
+  std::optional<plan::Box> held;
+  if (local) {
+    int64_t at = llvm::find(t.source.ranks, rank) - t.source.ranks.begin();
+    local = reduce(t, local, at);
+    TensorSharding resolved =
+        t.plan.reduction ? t.plan.reduction->after : t.source.sharding;
+    resolved.partial.clear();
+    held = blockOf(shape, resolved, t.source.meshShape, at);
+  }
+  // The messages, in the plan's order.
+  SmallVector<std::pair<plan::Box, Value>> pieces;
+  DenseMap<int, Value> got;
+  const std::vector<plan::ReshardMessage> &messages = t.plan.messages;
+  for (auto [i, m] : llvm::enumerate(messages)) {
+    int64_t tag = t.firstTag + static_cast<int64_t>(i);
+    if (rankOf(m.from) == rank) {
+      Value box;
+      if (m.dependsOn < 0) {
+        if (!held || !held->contains(m.box))
+          return emitError(loc) << "internal: rank " << rank
+                                << " sends a box it does not hold";
+        box = sliceBox(b, loc, local, relative(m.box, held->offsets),
+                       m.box.sizes);
+      } else {
+        const plan::Box &from = messages[m.dependsOn].box;
+        box = sliceBox(b, loc, got.lookup(m.dependsOn),
+                       relative(m.box, from.offsets), m.box.sizes);
+      }
+      SendOp::create(b, loc, box, rankOf(m.to), tag);
+    }
+    if (rankOf(m.to) == rank) {
+      auto type = RankedTensorType::get(m.box.sizes, element);
+      Value value = RecvOp::create(b, loc, type, rankOf(m.from), tag);
+      got[static_cast<int>(i)] = value;
+      pieces.push_back({m.box, value});
+    }
+  }
+  if (!position)
+    return Value();
+  plan::Box block =
+      blockOf(shape, t.target.sharding, t.target.meshShape, *position);
+  // What it already holds of its block (a device in both meshes).
+  if (held) {
+    plan::Box kept = intersect(*held, block);
+    if (kept.elements() > 0)
+      pieces.push_back(
+          {kept, sliceBox(b, loc, local, relative(kept, held->offsets),
+                          kept.sizes)});
+  }
+  return assemble(t, block, pieces);
+}
+
+/// The block from its pieces: cut at every piece's edges, each cell sliced
+/// from the piece that holds it, the cells concatenated.
+FailureOr<Value>
+TransferEmitter::assemble(const PlannedTransfer &t, const plan::Box &block,
+                          ArrayRef<std::pair<plan::Box, Value>> pieces) {
+  Location loc = t.value.getLoc();
+  auto blockType = RankedTensorType::get(block.sizes, t.type.getElementType());
+  if (block.elements() == 0)
+    return zeros(b, loc, blockType);
+  size_t rankOfTensor = block.sizes.size();
+  std::vector<std::vector<int64_t>> cuts(rankOfTensor);
+  for (size_t k = 0; k < rankOfTensor; ++k) {
+    std::set<int64_t> points = {block.offsets[k],
+                                block.offsets[k] + block.sizes[k]};
+    for (const auto &[box, value] : pieces) {
+      points.insert(box.offsets[k]);
+      points.insert(box.offsets[k] + box.sizes[k]);
+    }
+    cuts[k].assign(points.begin(), points.end());
+  }
+  SmallVector<int64_t> intervals;
+  for (const std::vector<int64_t> &c : cuts)
+    intervals.push_back(static_cast<int64_t>(c.size()) - 1);
+  SmallVector<Value> cells;
+  std::vector<size_t> index(rankOfTensor, 0);
+  while (true) {
+    plan::Box cell;
+    for (size_t k = 0; k < rankOfTensor; ++k) {
+      cell.offsets.push_back(cuts[k][index[k]]);
+      cell.sizes.push_back(cuts[k][index[k] + 1] - cuts[k][index[k]]);
+    }
+    const std::pair<plan::Box, Value> *owner = nullptr;
+    for (const auto &piece : pieces)
+      if (piece.first.contains(cell)) {
+        owner = &piece;
+        break;
+      }
+    if (!owner)
+      return emitError(loc) << "internal: rank " << rank
+                            << " receives nothing for " << cell.str();
+    cells.push_back(sliceBox(b, loc, owner->second,
+                             relative(cell, owner->first.offsets),
+                             cell.sizes));
+    int k = static_cast<int>(rankOfTensor) - 1;
+    for (; k >= 0; --k) {
+      if (++index[k] + 1 < cuts[k].size())
+        break;
+      index[k] = 0;
+    }
+    if (k < 0)
+      break;
+  }
+  return assembleGrid(b, loc, intervals, std::move(cells));
+}
+
 FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
     ModuleOp pipeline, ArrayRef<OwningOpRef<ModuleOp>> plannedStages,
-    int64_t rank, int64_t worldSize) {
+    int64_t rank, int64_t worldSize, const TransferNetwork &network) {
   auto main = pipeline.lookupSymbol<func::FuncOp>("main");
   SmallVector<StageOp> stages = llvm::to_vector(main.getOps<StageOp>());
   int myStage = -1;
@@ -324,7 +502,8 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   }
   if (myStage < 0)
     return pipeline.emitError("internal: rank ") << rank << " is in no stage";
-  FailureOr<std::vector<PlannedTransfer>> transfers = planTransfers(pipeline);
+  FailureOr<std::vector<PlannedTransfer>> transfers =
+      planTransfers(pipeline, network);
   if (failed(transfers))
     return failure();
   int64_t collector = collectorRank(pipeline);
@@ -345,7 +524,7 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   program.setAllResultAttrs(main.getAllResultAttrs());
   Block *entry = program.addEntryBlock();
   b.setInsertionPointToEnd(entry);
-  TransferEmitter emitter(b, rank);
+  TransferEmitter emitter(b, rank, network);
 
   DenseMap<Operation *, Value> received; // weft.transfer -> local block
   SmallVector<Value> stageResults;
@@ -372,18 +551,22 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
       compute();
       computed = true;
     }
-    if (t.source.stage == myStage)
-      emitter.send(t, stageResults[t.sourceResult]);
+    Value local =
+        t.source.stage == myStage ? stageResults[t.sourceResult] : Value();
     bool receives = t.target.stage == myStage ||
                     (t.target.stage == INT_MAX && rank == collector);
+    std::optional<int64_t> at;
+    if (receives)
+      at = t.target.stage == INT_MAX ? 0 : position;
+    FailureOr<Value> block = emitter.run(t, local, at);
+    if (failed(block))
+      return failure();
     if (!receives)
       continue;
-    int64_t at = t.target.stage == INT_MAX ? 0 : position;
-    Value block = emitter.receive(t, at);
     if (t.op)
-      received[t.op] = block;
+      received[t.op] = *block;
     else
-      outputs[t.outputIndex] = block;
+      outputs[t.outputIndex] = *block;
   }
   if (!computed)
     compute();
@@ -404,9 +587,12 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   return device;
 }
 
-std::vector<TransferSummary> mlir::weft::summarizeTransfers(ModuleOp pipeline) {
+std::vector<TransferSummary>
+mlir::weft::summarizeTransfers(ModuleOp pipeline,
+                               const TransferNetwork &network) {
   std::vector<TransferSummary> out;
-  FailureOr<std::vector<PlannedTransfer>> transfers = planTransfers(pipeline);
+  FailureOr<std::vector<PlannedTransfer>> transfers =
+      planTransfers(pipeline, network);
   if (failed(transfers))
     return out;
   for (const PlannedTransfer &t : *transfers) {
@@ -427,15 +613,33 @@ std::vector<TransferSummary> mlir::weft::summarizeTransfers(ModuleOp pipeline) {
     s.toStage = t.target.stage == INT_MAX ? -1 : t.target.stage;
     int64_t elementBytes =
         std::max<int64_t>(1, t.type.getElementTypeBitWidth() / 8);
-    s.bytes = t.tiles.totalElements * elementBytes;
-    s.pieces = static_cast<int64_t>(t.tiles.pieces.size());
+    s.bytes = t.type.getNumElements() * elementBytes;
+    s.bytesMoved = t.plan.bytesMoved;
+    s.tiles = static_cast<int64_t>(t.plan.tiles.size());
+    s.messages = static_cast<int64_t>(t.plan.messages.size());
     s.from = t.sourceText;
     s.to = t.targetText;
-    std::map<std::pair<int64_t, int64_t>, int64_t> pairs =
-        plan::transferBytesByPair(t.tiles, elementBytes);
+    s.method = t.plan.inMesh
+                   ? "in-mesh"
+                   : plan::reshardMethodName(t.plan.method).str();
+    s.predictedSeconds = t.plan.predictedSeconds;
+    s.lowerBoundSeconds = t.plan.bound.seconds;
+    s.sendRecvSeconds = s.predictedSeconds;
+    if (network.method != plan::ReshardMethod::SendRecv && !t.plan.inMesh) {
+      FailureOr<plan::ReshardPlan> baseline =
+          planOne(t, network, plan::ReshardMethod::SendRecv);
+      if (succeeded(baseline))
+        s.sendRecvSeconds = baseline->predictedSeconds;
+    }
+    auto rankOf = [&](int device) -> int64_t {
+      return llvm::find(network.clusterDeviceOfRank, device) -
+             network.clusterDeviceOfRank.begin();
+    };
+    std::map<std::pair<int64_t, int64_t>, int64_t> pairs;
+    for (const plan::ReshardMessage &m : t.plan.messages)
+      pairs[{rankOf(m.from), rankOf(m.to)}] += m.bytes;
     for (auto &[pair, bytes] : pairs)
-      s.pairBytes.push_back({t.source.ranks[pair.first],
-                             t.target.ranks[pair.second], bytes});
+      s.pairBytes.push_back({pair.first, pair.second, bytes});
     out.push_back(std::move(s));
   }
   return out;

@@ -23,33 +23,6 @@
 using namespace mlir;
 using namespace mlir::weft;
 
-/// Time of the transfer `t` on the cluster: each receiving rank takes its
-/// pieces one after another over the link from their senders (alpha-beta,
-/// the cost model's links); the slowest receiver counts.
-static double transferSeconds(const TransferSummary &t,
-                              const plan::Cluster &cluster,
-                              ArrayRef<int64_t> clusterDeviceOfRank) {
-  std::map<int64_t, double> byReceiver;
-  for (auto [from, to, bytes] : t.pairBytes) {
-    plan::Mesh pair;
-    pair.name = "pair";
-    pair.shape = {2};
-    pair.devices = {static_cast<int>(clusterDeviceOfRank[from]),
-                    static_cast<int>(clusterDeviceOfRank[to])};
-    plan::CostModel costs(cluster, pair);
-    std::vector<plan::GroupLink> links = costs.groupLinks({0});
-    double seconds = 0;
-    if (!links.empty() && links.front().beta > 0)
-      seconds =
-          links.front().alpha + static_cast<double>(bytes) / links.front().beta;
-    byReceiver[to] += seconds;
-  }
-  double slowest = 0;
-  for (auto &[rank, seconds] : byReceiver)
-    slowest = std::max(slowest, seconds);
-  return slowest;
-}
-
 /// The name of the first and last op of a stage, for the stage table.
 static std::pair<std::string, std::string> stageNodeRange(StageOp stage) {
   std::string first, last;
@@ -111,6 +84,18 @@ struct PipelineRanks {
   }
 };
 } // namespace
+
+/// The resharding planner's view of the job: the cluster, each rank's
+/// device and --reshard-method.
+static TransferNetwork networkOf(const WeftcOptions &options,
+                                 const plan::Cluster &cluster,
+                                 const PipelineRanks &ranks) {
+  TransferNetwork network;
+  network.cluster = &cluster;
+  network.clusterDeviceOfRank = ranks.clusterDeviceOfRank;
+  network.method = options.reshardMethod;
+  return network;
+}
 
 /// Numbers the ranks, gives each stage its mesh, and adds the stages'
 /// meshes to `cluster` after the command line's. Returns 0, or 1 after
@@ -200,7 +185,8 @@ static int compileRanks(MLIRContext &context, const WeftcOptions &options,
   printed.resize(worldSize);
   for (int64_t rank = 0; rank < worldSize; ++rank) {
     FailureOr<OwningOpRef<ModuleOp>> device =
-        buildDeviceProgram(module, planned, rank, worldSize);
+        buildDeviceProgram(module, planned, rank, worldSize,
+                           networkOf(options, cluster, ranks));
     if (failed(device))
       return stageFailure();
     summary.devices[rank].flops = programFlops(**device);
@@ -231,7 +217,8 @@ static int compileRanks(MLIRContext &context, const WeftcOptions &options,
 /// Completes `summary` once the ranks are built: each stage's largest
 /// weights and peak memory per device, the transfers' predicted times, the
 /// total and the GPipe schedule of `microbatches`.
-static void predictPipeline(ModuleOp module, const plan::Cluster &cluster,
+static void predictPipeline(ModuleOp module, const WeftcOptions &options,
+                            const plan::Cluster &cluster,
                             const PipelineRanks &ranks, int microbatches,
                             PipelineSummary &summary) {
   // The table: per stage its devices' largest weights and peak memory.
@@ -251,10 +238,10 @@ static void predictPipeline(ModuleOp module, const plan::Cluster &cluster,
   summary.totalSeconds = 0;
   for (const StageSummary &stage : summary.stages)
     summary.totalSeconds += stage.predictedSeconds;
-  for (TransferSummary &t : summarizeTransfers(module)) {
+  for (TransferSummary &t :
+       summarizeTransfers(module, networkOf(options, cluster, ranks))) {
     TransferReport report;
-    report.predictedSeconds =
-        transferSeconds(t, cluster, ranks.clusterDeviceOfRank);
+    report.predictedSeconds = t.predictedSeconds;
     report.transfer = std::move(t);
     summary.totalSeconds += report.predictedSeconds;
     summary.transfers.push_back(std::move(report));
@@ -366,7 +353,8 @@ int mlir::weft::compilePipeline(
     return code;
   clock.lap("codegen");
 
-  predictPipeline(module, cluster, ranks, options.microbatches, summary);
+  predictPipeline(module, options, cluster, ranks, options.microbatches,
+                  summary);
   contents.planJson = pipelinePlanJson(summary);
   for (auto [k, mesh] : llvm::enumerate(ranks.meshes))
     contents.meshes.push_back(

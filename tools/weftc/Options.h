@@ -11,6 +11,8 @@
 #ifndef WEFT_TOOLS_WEFTC_OPTIONS_H
 #define WEFT_TOOLS_WEFTC_OPTIONS_H
 
+#include "weft/Plan/Reshard.h"
+
 #include <string>
 #include <vector>
 
@@ -51,6 +53,9 @@ struct WeftcOptions {
   int microbatches = 1;
   bool autoMicrobatches = false;
   int maxMicrobatches = 16;
+  /// --reshard-method: how a pipeline's transfers are planned.
+  ::weft::plan::ReshardMethod reshardMethod =
+      ::weft::plan::ReshardMethod::Balanced;
   /// --report-memory, --report and --quiet.
   bool reportMemory = false;
   bool reportPlan = false;

@@ -69,11 +69,15 @@ std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
           else
             json.attribute("to_stage", t.toStage);
           json.attribute("bytes", t.bytes);
-          json.attribute("method", "tiles");
-          json.attribute("pieces", t.pieces);
+          json.attribute("bytes_moved", t.bytesMoved);
+          json.attribute("method", t.method);
+          json.attribute("tiles", t.tiles);
+          json.attribute("messages", t.messages);
           json.attribute("from_sharding", t.from);
           json.attribute("to_sharding", t.to);
           json.attribute("predicted_seconds", r.predictedSeconds);
+          json.attribute("lower_bound_seconds", t.lowerBoundSeconds);
+          json.attribute("send_recv_seconds", t.sendRecvSeconds);
         });
     });
     json.attributeArray("devices", [&] {
@@ -141,10 +145,12 @@ void mlir::weft::printStageTable(const PipelineSummary &plan,
     const TransferSummary &t = r.transfer;
     std::string to = t.toStage < 0 ? std::string("output")
                                    : "stage " + std::to_string(t.toStage);
-    os << llvm::formatv("  transfer {0} -> {1}: '{2}', {3}, {4} piece(s), "
-                        "{5:f3} ms\n",
+    os << llvm::formatv("  transfer {0} -> {1}: '{2}', {3}, {4}, {5} "
+                        "message(s), {6:f3} ms (bound {7:f3} ms, send-recv "
+                        "{8:f3} ms)\n",
                         t.fromStage, to, t.tensor, bytesText(t.bytes),
-                        t.pieces, r.predictedSeconds * 1e3);
+                        t.method, t.messages, r.predictedSeconds * 1e3,
+                        t.lowerBoundSeconds * 1e3, t.sendRecvSeconds * 1e3);
   }
   const ::weft::plan::ScheduleEstimate &s = plan.schedule;
   os << llvm::formatv("  predicted: {0:f3} ms per {1} through all stages\n",

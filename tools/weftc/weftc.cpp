@@ -149,6 +149,24 @@ static cl::opt<std::string> objectiveFlag("objective",
                                           cl::desc("latency or throughput"),
                                           cl::init("latency"),
                                           cl::cat(category));
+static cl::opt<plan::ReshardMethod> reshardMethodFlag(
+    "reshard-method",
+    cl::desc("How a pipeline's transfers between meshes are planned "
+             "(docs/Resharding.md)"),
+    cl::init(plan::ReshardMethod::Balanced),
+    cl::values(
+        clEnumValN(plan::ReshardMethod::Balanced, "balanced",
+                   "senders, broadcast chains and order chosen for the "
+                   "earliest finish (default)"),
+        clEnumValN(plan::ReshardMethod::Broadcast, "broadcast",
+                   "one broadcast chain per tile"),
+        clEnumValN(plan::ReshardMethod::SendRecvAllGather,
+                   "send-recv-allgather",
+                   "slices per receiver, then an all-gather inside each "
+                   "node"),
+        clEnumValN(plan::ReshardMethod::SendRecv, "send-recv",
+                   "one send per tile and receiver")),
+    cl::cat(category));
 static cl::opt<std::string> deviceMemoryFlag(
     "device-memory",
     cl::desc("Override every device's memory, e.g. 2GB or 500000"),
@@ -513,6 +531,7 @@ static WeftcOptions readOptions() {
   llvm::consumeError(
       parseMicrobatchesFlag(options.microbatches, options.autoMicrobatches));
   options.maxMicrobatches = maxMicrobatchesFlag;
+  options.reshardMethod = reshardMethodFlag;
   options.reportMemory = reportMemory;
   options.reportPlan = reportPlan;
   options.quiet = quiet;

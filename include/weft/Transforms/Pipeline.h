@@ -13,6 +13,8 @@
 #ifndef WEFT_TRANSFORMS_PIPELINE_H
 #define WEFT_TRANSFORMS_PIPELINE_H
 
+#include "weft/Plan/Cluster.h"
+#include "weft/Plan/Reshard.h"
 #include "weft/Plan/Sharding.h"
 #include "weft/WeftOps.h"
 
@@ -69,16 +71,29 @@ void chooseBoundaryShardings(ModuleOp pipeline,
                              llvm::MutableArrayRef<OwningOpRef<ModuleOp>>
                                  plannedStages);
 
+/// Where the job's ranks run and how their transfers are planned: the
+/// resharding planner (lib/Plan/Reshard.h) plans every transfer on the
+/// cluster, with the ranks' cluster devices.
+struct TransferNetwork {
+  const ::weft::plan::Cluster *cluster = nullptr;
+  /// The cluster device of each world rank.
+  std::vector<int64_t> clusterDeviceOfRank;
+  ::weft::plan::ReshardMethod method = ::weft::plan::ReshardMethod::Balanced;
+};
+
 /// The program of world rank `rank`: the planned module of its stage,
 /// partitioned for its mesh position, inside a main with the model's
 /// inputs and outputs that first receives what the stage needs (in the
 /// deadlock-free order of docs/Pipelines.md), then computes, then sends;
 /// the collector rank (collectorRank) also collects the model's outputs,
 /// which other ranks leave zero (only the collector's outputs are read).
+/// Each transfer runs its plan's messages (sends, broadcast chain hops that
+/// a receiver forwards, node-local ring steps) in the plan's order.
 FailureOr<OwningOpRef<ModuleOp>>
 buildDeviceProgram(ModuleOp pipeline,
                    llvm::ArrayRef<OwningOpRef<ModuleOp>> plannedStages,
-                   int64_t rank, int64_t worldSize);
+                   int64_t rank, int64_t worldSize,
+                   const TransferNetwork &network);
 
 /// The world rank that collects the model's outputs whole: the first rank of
 /// the last stage. The last stage finishes a request last, so collecting
@@ -92,13 +107,26 @@ struct TransferSummary {
   int fromStage = 0;
   /// -1: the model's output, collected on the collector rank.
   int toStage = 0;
+  /// The tensor's bytes, and those that cross a link (a device that holds
+  /// part of what it needs keeps it; a broadcast moves a tile once per
+  /// receiver).
   int64_t bytes = 0;
-  int64_t pieces = 0;
+  int64_t bytesMoved = 0;
+  int64_t tiles = 0;
+  int64_t messages = 0;
   std::string from, to; // Shardings, as text.
+  /// The plan's method ("balanced", ...), or "in-mesh" when the source and
+  /// destination are the same device.
+  std::string method;
+  double predictedSeconds = 0;
+  double lowerBoundSeconds = 0;
+  /// The send-recv plan's prediction, for comparison.
+  double sendRecvSeconds = 0;
   /// Bytes per (source rank, target rank) pair.
   std::vector<std::tuple<int64_t, int64_t, int64_t>> pairBytes;
 };
-std::vector<TransferSummary> summarizeTransfers(ModuleOp pipeline);
+std::vector<TransferSummary> summarizeTransfers(ModuleOp pipeline,
+                                                const TransferNetwork &network);
 
 /// Module attributes of a device program in a pipeline: the job's size
 /// (the program signature's `pipeline` record needs it with the mesh's
