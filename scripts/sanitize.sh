@@ -38,7 +38,8 @@ unit_tests=(
   test/Runtime/comm/WeftMeshUnitTests
   test/Unit/WeftPlanClusterTests
   test/Unit/WeftPlanSolverTests
-  test/Unit/WeftPlanTransferTests
+  test/Unit/WeftPlanReshardTests
+  test/Unit/WeftPlanReshardTextTests
   test/Unit/WeftPlanStageCutTests
 )
 # Hand-written device programs linked with the sanitized runtime, and the

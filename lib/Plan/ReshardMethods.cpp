@@ -687,9 +687,10 @@ weft::plan::planResharding(const Cluster &cluster,
       bound = seconds + tileBound.seconds;
       boundReason = tileBound.reason;
       if (reduction && seconds > 0)
-        boundReason = (boundReason.empty() ? "" : boundReason + ", after ") +
-                      std::string("the ") +
-                      reshardKindName(reduction->kind) + " on the source";
+        boundReason = (boundReason.empty() ? "" : boundReason + ", ") +
+                      "with the source reduced by " +
+                      reshardKindName(reduction->kind) +
+                      " (the fastest reduction for the bound)";
     }
     MethodPlanner planner(cluster, options, problem.elementBytes,
                           std::move(tiles), seconds);

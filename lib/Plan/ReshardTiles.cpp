@@ -211,19 +211,36 @@ static double nicCapacity(const Cluster &cluster, int node) {
   return capacity;
 }
 
-/// The fastest rate any message into or out of `device` can have.
-static double fastestRate(const Cluster &cluster, int device) {
+/// The fastest rate any message into or out of `device` can have, and the
+/// smallest latency.
+static GroupLink fastestLink(const Cluster &cluster, int device) {
   int node = cluster.devices[device].node;
-  double rate = cluster.intraLink(node).bandwidthBytesPerS;
+  const Link &intra = cluster.intraLink(node);
+  GroupLink link{intra.latencySeconds, intra.bandwidthBytesPerS};
   if (cluster.nodes.size() > 1) {
     double inter = cluster.interNode.bandwidthBytesPerS;
     const Device &d = cluster.devices[device];
     if (d.rail >= 0)
       inter = std::min(inter,
                        cluster.nodes[node].rails[d.rail].bandwidthBytesPerS);
-    rate = std::max(rate, inter);
+    link.beta = std::max(link.beta, inter);
+    link.alpha = std::min(link.alpha, cluster.interNode.latencySeconds);
   }
-  return rate;
+  return link;
+}
+
+/// "1.5 GiB", "64 KiB", "12 B".
+static std::string bytesText(double bytes) {
+  const char *units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  int unit = 0;
+  while (bytes >= 1024 && unit < 4) {
+    bytes /= 1024;
+    ++unit;
+  }
+  char text[32];
+  snprintf(text, sizeof(text), unit == 0 ? "%.0f %s" : "%.3g %s", bytes,
+           units[unit]);
+  return text;
 }
 
 ReshardBound weft::plan::reshardLowerBound(const Cluster &cluster,
@@ -259,26 +276,31 @@ ReshardBound weft::plan::reshardLowerBound(const Cluster &cluster,
       bound.reason = std::move(reason);
     }
   };
-  auto mib = [](double bytes) {
-    char text[32];
-    snprintf(text, sizeof(text), "%.3g MiB", bytes / (1 << 20));
-    return std::string(text);
+  auto capacityBound = [&](int node, double bytes) {
+    double capacity = nicCapacity(cluster, node);
+    return capacity > 0 ? bytes / capacity : 0.0;
   };
   for (auto [node, bytes] : nodeIn)
-    consider(bytes / nicCapacity(cluster, node),
+    consider(capacityBound(node, bytes),
              "node " + cluster.nodes[node].name + "'s NICs receive the " +
-                 mib(bytes) + " it lacks");
+                 bytesText(bytes) + " it lacks");
   for (auto [node, bytes] : nodeOut)
-    consider(bytes / nicCapacity(cluster, node),
+    consider(capacityBound(node, bytes),
              "node " + cluster.nodes[node].name + "'s NICs send the " +
-                 mib(bytes) + " only it holds");
-  for (auto [device, bytes] : deviceIn)
-    consider(bytes / fastestRate(cluster, device),
+                 bytesText(bytes) + " only it holds");
+  // A device's port serves one message at a time, each paying at least the
+  // smallest latency of its links.
+  for (auto [device, bytes] : deviceIn) {
+    GroupLink link = fastestLink(cluster, device);
+    consider(link.alpha + bytes / link.beta,
              "device " + std::to_string(device) + "'s link receives the " +
-                 mib(bytes) + " it lacks");
-  for (auto [device, bytes] : deviceOut)
-    consider(bytes / fastestRate(cluster, device),
+                 bytesText(bytes) + " it lacks");
+  }
+  for (auto [device, bytes] : deviceOut) {
+    GroupLink link = fastestLink(cluster, device);
+    consider(link.alpha + bytes / link.beta,
              "device " + std::to_string(device) + "'s link sends the " +
-                 mib(bytes) + " only it holds");
+                 bytesText(bytes) + " only it holds");
+  }
   return bound;
 }
