@@ -12,6 +12,8 @@
 #   manifest       a package's manifest.json (tools/weft-run/Manifest.cpp)
 #   tensor-pb      .pb tensor files (runtime/core/OnnxTensorFile.cpp)
 #   tensor-npy     .npy tensor files (runtime/core/NpyFile.cpp)
+#   reshard        weft-reshard's --shape/--from/--to and the resharding
+#                  planner (lib/Plan/ReshardText.cpp, Reshard*.cpp)
 #
 #   scripts/fuzz.sh SECONDS [libFuzzer flags...]
 #   WEFT_FUZZ_TARGETS="tensor-npy manifest" scripts/fuzz.sh 600
@@ -37,7 +39,7 @@ seconds=$1
 shift
 
 all_targets=(import cluster-spec sharding-file pipeline-file manifest tensor-pb
-  tensor-npy)
+  tensor-npy reshard)
 read -r -a targets <<<"${WEFT_FUZZ_TARGETS:-${all_targets[*]}}"
 for name in "${targets[@]}"; do
   if [[ ! " ${all_targets[*]} " =~ " $name " ]]; then

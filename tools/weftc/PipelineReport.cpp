@@ -78,6 +78,15 @@ std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
           json.attribute("predicted_seconds", r.predictedSeconds);
           json.attribute("lower_bound_seconds", t.lowerBoundSeconds);
           json.attribute("send_recv_seconds", t.sendRecvSeconds);
+          // Bytes per (sending rank, receiving rank) link.
+          json.attributeArray("links", [&] {
+            for (auto [from, to, bytes] : t.pairBytes)
+              json.object([&] {
+                json.attribute("from", from);
+                json.attribute("to", to);
+                json.attribute("bytes", bytes);
+              });
+          });
         });
     });
     json.attributeArray("devices", [&] {

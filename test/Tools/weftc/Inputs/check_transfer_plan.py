@@ -9,9 +9,12 @@ name = t["tensor"]
 if t["method"] != sys.argv[2]:
     sys.exit(f"{name}: method {t['method']}, expected {sys.argv[2]}")
 for key in ("tiles", "messages", "bytes", "bytes_moved",
-            "predicted_seconds", "lower_bound_seconds", "send_recv_seconds"):
+            "predicted_seconds", "lower_bound_seconds", "send_recv_seconds",
+            "links"):
     if key not in t:
         sys.exit(f"{name}: no {key}")
+if sum(link["bytes"] for link in t["links"]) != t["bytes_moved"]:
+    sys.exit(f"{name}: the links' bytes do not add up to bytes_moved")
 predicted, bound = t["predicted_seconds"], t["lower_bound_seconds"]
 if not 0 < bound <= predicted <= 1.25 * bound:
     sys.exit(f"{name}: predicted {predicted} against bound {bound}")
