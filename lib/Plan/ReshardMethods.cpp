@@ -315,6 +315,7 @@ ReshardPlan MethodPlanner::assemble(ReshardMethod method,
                                     ArrayRef<Draft> drafts) const {
   ReshardPlan plan;
   plan.method = method;
+  plan.fullDuplex = options.fullDuplex;
   plan.tiles = tiles;
   size_t devices = cluster.devices.size();
   plan.bytesSent.assign(devices, 0);
@@ -390,7 +391,7 @@ ReshardPlan MethodPlanner::broadcast() {
 std::vector<Option>
 MethodPlanner::balancedOptions(int t, const ReshardTimeline &timeline) const {
   const ReshardTile &tile = tiles[t];
-  std::vector<Option> options;
+  std::vector<Option> choices;
   // A chain from each of the holders whose NICs are idlest (at most 4).
   std::vector<int> holders = tile.holders;
   std::stable_sort(holders.begin(), holders.end(), [&](int a, int b) {
@@ -402,7 +403,7 @@ MethodPlanner::balancedOptions(int t, const ReshardTimeline &timeline) const {
   if (holders.size() > 4)
     holders.resize(4);
   for (int h : holders)
-    options.push_back({chainDraft(t, h, railAwareChain(t, h, timeline))});
+    choices.push_back({chainDraft(t, h, railAwareChain(t, h, timeline))});
   // Or one send per receiver, each from the holder it ends earliest with.
   if (tile.receivers.size() > 1 && tile.holders.size() > 1) {
     Option sends;
@@ -422,9 +423,9 @@ MethodPlanner::balancedOptions(int t, const ReshardTimeline &timeline) const {
       placeOption({best}, scratch);
       sends.push_back(std::move(best));
     }
-    options.push_back(std::move(sends));
+    choices.push_back(std::move(sends));
   }
-  return options;
+  return choices;
 }
 
 ReshardPlan MethodPlanner::balancedSearch() {
@@ -443,7 +444,7 @@ ReshardPlan MethodPlanner::balancedSearch() {
     return tileBytes(a) * static_cast<int64_t>(tiles[a].receivers.size()) >
            tileBytes(b) * static_cast<int64_t>(tiles[b].receivers.size());
   });
-  ReshardTimeline timeline(cluster);
+  ReshardTimeline timeline(cluster, options.fullDuplex);
   std::vector<std::vector<Option>> candidates(tiles.size());
   std::vector<int> chosen(tiles.size(), 0);
   std::vector<int> order;
@@ -454,11 +455,11 @@ ReshardPlan MethodPlanner::balancedSearch() {
     double bestFinish = std::numeric_limits<double>::infinity();
     double bestEnd = bestFinish;
     for (size_t i = 0; i < std::min(window, remaining.size()); ++i) {
-      std::vector<Option> options = balancedOptions(remaining[i], timeline);
+      std::vector<Option> choices = balancedOptions(remaining[i], timeline);
       int bestHere = -1;
-      for (size_t o = 0; o < options.size(); ++o) {
+      for (size_t o = 0; o < choices.size(); ++o) {
         ReshardTimeline trial = timeline;
-        double end = placeOption(options[o], trial);
+        double end = placeOption(choices[o], trial);
         double finish = trial.finishTime();
         if (finish < bestFinish || (finish == bestFinish && end < bestEnd)) {
           bestFinish = finish;
@@ -469,7 +470,7 @@ ReshardPlan MethodPlanner::balancedSearch() {
       if (bestHere >= 0) {
         pick = i;
         pickOption = bestHere;
-        pickOptions = std::move(options);
+        pickOptions = std::move(choices);
       }
     }
     int t = remaining[pick];
@@ -486,7 +487,7 @@ ReshardPlan MethodPlanner::balancedSearch() {
   // machine.
   auto evaluate = [&](ArrayRef<int> sequence, ArrayRef<int> choice,
                       int64_t &work) {
-    ReshardTimeline trial(cluster);
+    ReshardTimeline trial(cluster, options.fullDuplex);
     for (int t : sequence) {
       placeOption(candidates[t][choice[t]], trial);
       for (const Draft &draft : candidates[t][choice[t]])

@@ -69,7 +69,8 @@ double weft::plan::chainSeconds(ArrayRef<GroupLink> hops, double bytes,
 // ReshardTimeline
 //===----------------------------------------------------------------------===//
 
-ReshardTimeline::ReshardTimeline(const Cluster &cluster) : cluster(&cluster) {
+ReshardTimeline::ReshardTimeline(const Cluster &cluster, bool fullDuplex)
+    : cluster(&cluster), fullDuplex(fullDuplex) {
   int devices = static_cast<int>(cluster.devices.size());
   railBase = 2 * devices;
   int rails = 0;
@@ -84,7 +85,7 @@ void ReshardTimeline::resources(int from, int to,
                                 llvm::SmallVectorImpl<int> &out) const {
   int devices = static_cast<int>(cluster->devices.size());
   out.push_back(from);
-  out.push_back(devices + to);
+  out.push_back(fullDuplex ? devices + to : to);
   const Device &src = cluster->devices[from];
   const Device &dst = cluster->devices[to];
   if (src.node == dst.node)
@@ -112,7 +113,7 @@ std::pair<double, double> ReshardTimeline::place(int from, int to,
 double ReshardTimeline::sendFreeAt(int device) const { return freeAt[device]; }
 
 double ReshardTimeline::receiveFreeAt(int device) const {
-  return freeAt[cluster->devices.size() + device];
+  return freeAt[fullDuplex ? cluster->devices.size() + device : device];
 }
 
 double ReshardTimeline::railFreeAt(int device, bool out) const {
@@ -124,7 +125,7 @@ double ReshardTimeline::railFreeAt(int device, bool out) const {
 
 double weft::plan::simulateMessages(const Cluster &cluster, ReshardPlan &plan,
                                     double offset) {
-  ReshardTimeline timeline(cluster);
+  ReshardTimeline timeline(cluster, plan.fullDuplex);
   for (ReshardMessage &m : plan.messages) {
     double ready = m.dependsOn >= 0 ? plan.messages[m.dependsOn].end : 0;
     std::tie(m.start, m.end) =

@@ -276,9 +276,13 @@ ReshardBound weft::plan::reshardLowerBound(const Cluster &cluster,
       bound.reason = std::move(reason);
     }
   };
+  // Some message crosses the NICs, paying the inter-node latency; the
+  // busiest rail carries at least its share of the bytes.
   auto capacityBound = [&](int node, double bytes) {
     double capacity = nicCapacity(cluster, node);
-    return capacity > 0 ? bytes / capacity : 0.0;
+    return capacity > 0
+               ? cluster.interNode.latencySeconds + bytes / capacity
+               : 0.0;
   };
   for (auto [node, bytes] : nodeIn)
     consider(capacityBound(node, bytes),

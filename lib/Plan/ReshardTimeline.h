@@ -21,7 +21,9 @@ namespace weft::plan {
 
 class ReshardTimeline {
 public:
-  explicit ReshardTimeline(const Cluster &cluster);
+  /// `fullDuplex`: a device's sends and receives use separate ports; else
+  /// one port serves both (ReshardOptions::fullDuplex).
+  ReshardTimeline(const Cluster &cluster, bool fullDuplex);
 
   /// Places a message of `bytes` from `from` to `to` that may start at
   /// `ready` (when its sender has the data): it starts once every resource
@@ -41,6 +43,7 @@ private:
   void resources(int from, int to, llvm::SmallVectorImpl<int> &out) const;
 
   const Cluster *cluster;
+  bool fullDuplex;
   /// Indexed: send ports, receive ports, then per rail out and in.
   std::vector<double> freeAt;
   int railBase = 0;

@@ -120,7 +120,7 @@ static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
   problem.source = sideOf(t.source, network);
   problem.destination = sideOf(t.target, network);
   llvm::Expected<plan::ReshardPlan> planned =
-      plan::planResharding(*network.cluster, problem, method);
+      plan::planResharding(*network.cluster, problem, method, network.options);
   if (!planned)
     return emitError(t.value.getLoc())
            << "internal: transfer plan: " << toString(planned.takeError());

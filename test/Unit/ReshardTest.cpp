@@ -70,9 +70,10 @@ ReshardSide side(std::vector<int64_t> shape, std::vector<int> devices,
 }
 
 ReshardPlan mustPlan(const Cluster &cluster, const ReshardProblem &problem,
-                     ReshardMethod method) {
+                     ReshardMethod method,
+                     const ReshardOptions &options = {}) {
   llvm::Expected<ReshardPlan> plan =
-      planResharding(cluster, problem, method);
+      planResharding(cluster, problem, method, options);
   if (!plan) {
     ADD_FAILURE() << llvm::toString(plan.takeError());
     return ReshardPlan();
@@ -158,8 +159,9 @@ TEST(ReshardCost, SharedRailSerializes) {
   EXPECT_NEAR(plan.messages[0].end, one, 1e-12);
   EXPECT_NEAR(plan.messages[1].start, one, 1e-12);
   EXPECT_NEAR(plan.predictedSeconds, 2 * one, 1e-12);
-  // The bound: 2 MB through node 0's one 10 GB/s NIC.
-  EXPECT_NEAR(plan.bound.seconds, 2e6 / 10e9, 1e-12);
+  // The bound: 2 MB through node 0's one 10 GB/s NIC, after at least one
+  // message's 10 us latency.
+  EXPECT_NEAR(plan.bound.seconds, 10e-6 + 2e6 / 10e9, 1e-12);
   // With two rails the sends run at once.
   Cluster twoRails = makeCluster(2, 2, /*rails=*/2, /*railBandwidth=*/10e9);
   ReshardPlan parallel = mustPlan(twoRails, problem, ReshardMethod::Balanced);
@@ -191,6 +193,49 @@ TEST(ReshardCost, LocalAllGatherByHand) {
   EXPECT_NEAR(plan.messages[2].start, 2 * half, 1e-12);
   EXPECT_NEAR(plan.messages[3].start, 2 * half, 1e-12);
   EXPECT_NEAR(plan.predictedSeconds, 2 * half + swap, 1e-12);
+}
+
+// Tests the device model of Weft's runtime (one message at a time per
+// device): a chain's relay receives a tile, then forwards it, so the two
+// hops of an unchunked 1 MB chain inside one node follow each other, and a
+// second tile's first hop waits for the relay's forward.
+TEST(ReshardCost, OneMessageAtATime) {
+  Cluster cluster = makeCluster(1, 4);
+  ReshardProblem problem;
+  problem.shape = {2, 125000}; // Two rows of 0.5 MB.
+  problem.source = side({1}, {0}, {{}, {}});
+  problem.destination = side({2}, {1, 2}, {{}, {}});
+  ReshardOptions blocking;
+  blocking.fullDuplex = false;
+  blocking.maxChunks = 1;
+  ReshardPlan plan =
+      mustPlan(cluster, problem, ReshardMethod::Broadcast, blocking);
+  EXPECT_FALSE(plan.fullDuplex);
+  ASSERT_EQ(plan.messages.size(), 2u);
+  double hop = 2e-6 + 1e6 / 100e9;
+  EXPECT_NEAR(plan.messages[0].end, hop, 1e-12);
+  EXPECT_NEAR(plan.messages[1].start, hop, 1e-12);
+  EXPECT_NEAR(plan.predictedSeconds, 2 * hop, 1e-12);
+  // Two rows held by devices 0 and 3, each broadcast along 1 -> 2. Full
+  // duplex, device 1 receives row 1 while it forwards row 0: 3 hops' time.
+  // One message at a time, the chains would take 4 (device 1 receives,
+  // forwards, receives, forwards), so broadcast falls back on plain sends
+  // from both holders: 0 -> 1, then 0 -> 2 beside 3 -> 1, then 3 -> 2.
+  ReshardProblem rows = problem;
+  rows.source = side({2}, {0, 3}, {{0}, {}});
+  ReshardOptions duplex;
+  duplex.maxChunks = 1;
+  double half = 2e-6 + 0.5e6 / 100e9;
+  ReshardPlan chainsDuplex =
+      mustPlan(cluster, rows, ReshardMethod::Broadcast, duplex);
+  ReshardPlan chainsBlocking =
+      mustPlan(cluster, rows, ReshardMethod::Broadcast, blocking);
+  ASSERT_EQ(chainsDuplex.messages.size(), 4u);
+  EXPECT_NEAR(chainsDuplex.predictedSeconds, 3 * half, 1e-12);
+  EXPECT_NEAR(chainsBlocking.predictedSeconds, 3 * half, 1e-12);
+  EXPECT_FALSE(chainsBlocking.note.empty());
+  for (const ReshardTransfer &t : chainsBlocking.transfers)
+    EXPECT_EQ(t.kind, TransferKind::Send);
 }
 
 //===----------------------------------------------------------------------===//
@@ -434,17 +479,19 @@ void checkDelivery(const RandomCase &c, const ReshardPlan &plan) {
 }
 
 // Tests every method on 150 random problems (1 to 3 nodes, 0 to 2 rails,
-// disjoint or overlapping meshes, uneven blocks, partial sources): exact
-// delivery, the bound, and the order of the methods.
+// disjoint or overlapping meshes, uneven blocks, partial sources), in both
+// device models: exact delivery, the bound, and the order of the methods.
 TEST(ReshardRandom, DeliveryBoundAndOrder) {
   int checked = 0;
-  for (unsigned seed = 1; seed <= 150; ++seed) {
-    RandomCase c = randomCase(seed);
+  for (unsigned seed = 1; seed <= 300; ++seed) {
+    RandomCase c = randomCase((seed + 1) / 2);
+    ReshardOptions options;
+    options.fullDuplex = seed % 2 == 1;
     std::map<ReshardMethod, double> seconds;
     for (ReshardMethod method :
          {ReshardMethod::SendRecv, ReshardMethod::SendRecvAllGather,
           ReshardMethod::Broadcast, ReshardMethod::Balanced}) {
-      ReshardPlan plan = mustPlan(c.cluster, c.problem, method);
+      ReshardPlan plan = mustPlan(c.cluster, c.problem, method, options);
       if (plan.inMesh)
         break;
       checkDelivery(c, plan);
@@ -455,7 +502,7 @@ TEST(ReshardRandom, DeliveryBoundAndOrder) {
           << plan.bound.reason;
       seconds[method] = plan.predictedSeconds;
       // Planning is deterministic.
-      ReshardPlan again = mustPlan(c.cluster, c.problem, method);
+      ReshardPlan again = mustPlan(c.cluster, c.problem, method, options);
       ASSERT_EQ(again.messages.size(), plan.messages.size()) << c.text;
       EXPECT_EQ(again.predictedSeconds, plan.predictedSeconds) << c.text;
     }
@@ -472,7 +519,7 @@ TEST(ReshardRandom, DeliveryBoundAndOrder) {
               seconds[ReshardMethod::SendRecvAllGather] * (1 + 1e-12))
         << c.text;
   }
-  EXPECT_GE(checked, 100);
+  EXPECT_GE(checked, 200);
 }
 
 // Tests the tiles against a brute force over every element: a tile's

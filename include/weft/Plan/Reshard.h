@@ -178,10 +178,19 @@ struct ReshardPlan {
   /// Set when a method fell back on a simpler one that is predicted faster
   /// (e.g. broadcast chains slower than plain sends), saying so.
   std::string note;
+  /// The device model the plan was made and timed for
+  /// (ReshardOptions::fullDuplex).
+  bool fullDuplex = true;
 };
 
-/// Tuning knobs; the defaults are what weftc and weft-reshard use.
+/// Tuning knobs; the defaults are weft-reshard's (pipelines set their own,
+/// see docs/Resharding.md).
 struct ReshardOptions {
+  /// True: a device sends and receives at the same time (a runtime with
+  /// asynchronous grouped sends and receives, as NCCL's). False: a device
+  /// performs one message at a time, in plan order, as Weft's runtime runs
+  /// a pipeline's blocking sends and receives.
+  bool fullDuplex = true;
   /// The most chunks a broadcast chain is cut into.
   int maxChunks = 64;
   /// No chunk smaller than this (a chunk pays a message's latency).
@@ -228,8 +237,9 @@ double messageSeconds(const GroupLink &link, double bytes);
 double chainSeconds(llvm::ArrayRef<GroupLink> hops, double bytes, int chunks);
 
 /// Predicts every message's start and end in order with the plan's
-/// resources (each device's send and receive port, each node NIC rail's
-/// two directions, one message at a time each) and data dependences, and
+/// resources (each device's send and receive port, one port for both when
+/// the plan is not full duplex, each node NIC rail's two directions, one
+/// message at a time each) and data dependences, and
 /// sets the transfers' times and the plan's predicted time (`offset`, the
 /// reduction's seconds, added). Returns the finish time.
 double simulateMessages(const Cluster &cluster, ReshardPlan &plan,

@@ -79,6 +79,15 @@ struct TransferNetwork {
   /// The cluster device of each world rank.
   std::vector<int64_t> clusterDeviceOfRank;
   ::weft::plan::ReshardMethod method = ::weft::plan::ReshardMethod::Balanced;
+  /// The device model: a rank runs its blocking sends and receives one at a
+  /// time in program order (not full duplex), whole (chunks pay off only
+  /// where a relay can receive and forward at once).
+  ::weft::plan::ReshardOptions options = [] {
+    ::weft::plan::ReshardOptions o;
+    o.fullDuplex = false;
+    o.maxChunks = 1;
+    return o;
+  }();
 };
 
 /// The program of world rank `rank`: the planned module of its stage,
