@@ -21,6 +21,7 @@
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/Verifier.h"
+#include "llvm/Support/InterleavedRange.h"
 
 #include <algorithm>
 #include <climits>
@@ -119,6 +120,17 @@ static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
       std::max<int64_t>(1, t.type.getElementTypeBitWidth() / 8);
   problem.source = sideOf(t.source, network);
   problem.destination = sideOf(t.target, network);
+  std::string key;
+  llvm::raw_string_ostream os(key);
+  os << t.type << " " << llvm::interleaved(problem.source.mesh.devices)
+     << " " << problem.source.sharding.str() << " "
+     << llvm::interleaved(problem.source.mesh.shape) << " -> "
+     << llvm::interleaved(problem.destination.mesh.devices) << " "
+     << problem.destination.sharding.str() << " "
+     << llvm::interleaved(problem.destination.mesh.shape) << " "
+     << plan::reshardMethodName(method);
+  if (auto it = network.plans->find(key); it != network.plans->end())
+    return it->second;
   llvm::Expected<plan::ReshardPlan> planned =
       plan::planResharding(*network.cluster, problem, method, network.options);
   if (!planned)
@@ -128,7 +140,7 @@ static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
     return emitError(t.value.getLoc())
            << "internal: a transfer within one mesh of "
            << problem.source.mesh.size() << " devices";
-  return std::move(*planned);
+  return network.plans->emplace(key, std::move(*planned)).first->second;
 }
 static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
                                             const TransferNetwork &network) {

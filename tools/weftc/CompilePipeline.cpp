@@ -182,11 +182,11 @@ static int compileRanks(MLIRContext &context, const WeftcOptions &options,
                         std::vector<std::string> &printed) {
   int64_t worldSize = ranks.size();
   ProgramCache programIndex;
+  TransferNetwork network = networkOf(options, cluster, ranks);
   printed.resize(worldSize);
   for (int64_t rank = 0; rank < worldSize; ++rank) {
     FailureOr<OwningOpRef<ModuleOp>> device =
-        buildDeviceProgram(module, planned, rank, worldSize,
-                           networkOf(options, cluster, ranks));
+        buildDeviceProgram(module, planned, rank, worldSize, network);
     if (failed(device))
       return stageFailure();
     summary.devices[rank].flops = programFlops(**device);

@@ -22,6 +22,8 @@
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/OwningOpRef.h"
 
+#include <map>
+#include <memory>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -88,6 +90,11 @@ struct TransferNetwork {
     o.maxChunks = 1;
     return o;
   }();
+  /// Plans already made, by problem (every rank's program plans every
+  /// transfer of the job; the planner is deterministic, so one plan per
+  /// problem serves them all). Shared by copies of the network.
+  std::shared_ptr<std::map<std::string, ::weft::plan::ReshardPlan>> plans =
+      std::make_shared<std::map<std::string, ::weft::plan::ReshardPlan>>();
 };
 
 /// The program of world rank `rank`: the planned module of its stage,
