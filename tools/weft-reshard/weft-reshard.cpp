@@ -4,10 +4,14 @@
 //
 // The command line of lib/Plan's cross-mesh resharding planner: `plan`
 // reads a cluster, the tensor and its two sides and prints the plan of one
-// or every method (a table, or JSON). Flags are parsed here; the syntax of
+// or every method (a table, or JSON); `run` (Run.cpp) executes the plan on
+// CPU processes and checks it. Flags are read by Request.cpp; the syntax of
 // a side is ReshardText's and the planning is Reshard's.
 //
 //===----------------------------------------------------------------------===//
+
+#include "Request.h"
+#include "Run.h"
 
 #include "weft/Plan/Cluster.h"
 #include "weft/Plan/Reshard.h"
@@ -23,15 +27,13 @@
 #include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cmath>
-#include <cstdio>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 using namespace llvm;
 using namespace weft::plan;
+using namespace weft::reshard;
 
 /// The exit codes every Weft tool shares.
 enum ExitCode { kExitSuccess = 0, kExitBadInput = 1, kExitInternal = 70 };
@@ -52,6 +54,8 @@ and the cost model.
 
 Subcommands:
   plan      print the plan of one method, or compare all four
+  run       execute a plan on CPU processes under mpirun and check every
+            destination block bit for bit
 
 weft-reshard plan --cluster SPEC --from SIDE --to SIDE --shape SHAPE
                   [--dtype DTYPE] [--method METHOD] [--json]
@@ -91,139 +95,44 @@ and received. In JSON, "source" and "depends_on" are null where there is
 none (an all-gather's slices have their own senders; a message whose sender
 holds its box from the start).
 
+weft-reshard run --cluster SPEC --from SIDE --to SIDE --shape SHAPE
+                 [--dtype DTYPE] [--method METHOD] [--timeout SECONDS]
+  Executes the plan through Weft's runtime: one MPI process (rank) per
+  device of either side, world rank i running the i-th smallest device,
+  launched with mpirun as weft-run launches a mesh (weft-reshard-rank,
+  installed beside weft-reshard). Each source device fills its block from
+  the elements' global indices (with a pending partial sum: small integers,
+  so that the sum is exact) and the source mesh does the plan's reduction;
+  then every rank performs its messages in plan order (or the in-mesh
+  collectives), and every destination checks its block bit for bit and
+  counts its bytes against the plan. Prints one line per rank (bytes sent
+  and received against the plan, mismatched elements, the transfer's wall
+  time), then "check passed: ..." or "check FAILED: ...".
+  --cluster SPEC       CPU processes only: cpu:N, or a spec file whose
+                       devices are all cpu; plan for GPUs, run on cpu:N with
+                       the same mesh shapes and device indices
+  --dtype DTYPE        f32 (default), f16, bf16, f64, i8, i32 or i64
+  --method METHOD      as for plan (default balanced); all runs the four in
+                       turn
+  --timeout SECONDS    stop every rank after that long, exit 4 (default
+                       120; 0: never)
+  Wall times of more ranks than cores measure the scheduler, not the plan.
+  Testing: --inject-error makes the first destination rank flip a bit of its
+  block before the check, which then fails (exit 2).
+
+  weft-reshard run --cluster cpu:8 --from '2x2@0-3:[[0],[1]]' \
+      --to '1x4@4-7:[[],[0]]' --shape 64x64 --method all
+
 Exit codes: 0 success, 1 wrong options or a resharding the planner refuses
-(the message names the flag), 70 internal error.
+(the message names the flag) or a cluster that cannot run, 2 (run) a
+mismatch of data or bytes, 4 (run) a rank failed or timed out, 70 internal
+error.
 )";
-}
-
-//===----------------------------------------------------------------------===//
-// Readable units
-//===----------------------------------------------------------------------===//
-
-/// "1.5 s", "12.3 ms", "456 us", "0 s".
-static std::string formatSeconds(double seconds) {
-  static const struct {
-    double scale;
-    const char *unit;
-  } units[] = {{1, "s"}, {1e-3, "ms"}, {1e-6, "us"}, {1e-9, "ns"}};
-  const auto *chosen = &units[0];
-  if (seconds != 0)
-    for (const auto &unit : units) {
-      chosen = &unit;
-      if (std::fabs(seconds) >= unit.scale * 0.9995)
-        break;
-    }
-  char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), "%.4g %s", seconds / chosen->scale,
-                chosen->unit);
-  return buffer;
-}
-
-/// "0 B", "512 B", "1.5 KiB", "256 MiB", "2 GiB".
-static std::string formatBytes(double bytes) {
-  static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-  size_t unit = 0;
-  while (unit + 1 < std::size(units) && std::fabs(bytes) >= 1024 * 0.99995) {
-    bytes /= 1024;
-    ++unit;
-  }
-  char buffer[48];
-  std::snprintf(buffer, sizeof(buffer), "%.4g %s", bytes, units[unit]);
-  return buffer;
-}
-
-/// predicted / bound, or nullopt when the bound is zero.
-static std::optional<double> boundRatio(const ReshardPlan &plan) {
-  if (plan.bound.seconds > 0)
-    return plan.predictedSeconds / plan.bound.seconds;
-  if (plan.predictedSeconds == 0)
-    return 1.0;
-  return std::nullopt;
-}
-
-static std::string formatAxes(ArrayRef<int> axes) {
-  return "[" +
-         join(map_range(axes, [](int a) { return std::to_string(a); }), ",") +
-         "]";
 }
 
 //===----------------------------------------------------------------------===//
 // plan: human output
 //===----------------------------------------------------------------------===//
-
-/// What `plan` was asked.
-struct PlanRequest {
-  Cluster cluster;
-  ReshardProblem problem;
-  DType dtype = DType::F32;
-  std::vector<ReshardMethod> methods;
-  bool json = false;
-};
-
-static int64_t tensorBytes(const ReshardProblem &problem) {
-  int64_t elements = 1;
-  for (int64_t dim : problem.shape)
-    elements *= dim;
-  return elements * problem.elementBytes;
-}
-
-static void printHeader(raw_ostream &os, const PlanRequest &request) {
-  const ReshardProblem &problem = request.problem;
-  os << "tensor " << formatTensorShape(problem.shape) << " "
-     << dtypeName(request.dtype) << " ("
-     << formatBytes(static_cast<double>(tensorBytes(problem))) << ") from "
-     << formatReshardSide(problem.source) << " to "
-     << formatReshardSide(problem.destination) << " on " << request.cluster.name
-     << " (" << request.cluster.devices.size() << " devices, "
-     << request.cluster.nodes.size() << " node"
-     << (request.cluster.nodes.size() == 1 ? "" : "s") << ")\n";
-  if (!request.cluster.note.empty())
-    os << "  " << request.cluster.note << "\n";
-}
-
-static void printSummaryHeader(raw_ostream &os) {
-  os << formatv("{0,-20} {1,10} {2,10} {3,6} {4,10} {5,9} {6,8}\n", "method",
-                "predicted", "bound", "ratio", "bytes", "transfers",
-                "messages");
-}
-
-static void printSummary(raw_ostream &os, const ReshardPlan &plan) {
-  std::optional<double> ratio = boundRatio(plan);
-  char ratioText[32] = "-";
-  if (ratio)
-    std::snprintf(ratioText, sizeof(ratioText), "%.2f", *ratio);
-  os << formatv("{0,-20} {1,10} {2,10} {3,6} {4,10} {5,9} {6,8}\n",
-                reshardMethodName(plan.method),
-                formatSeconds(plan.predictedSeconds),
-                formatSeconds(plan.bound.seconds), ratioText,
-                formatBytes(static_cast<double>(plan.bytesMoved)),
-                plan.transfers.size(), plan.messages.size());
-  if (!plan.bound.reason.empty())
-    os << "  bound: " << plan.bound.reason << "\n";
-  if (plan.reduction)
-    os << "  reduction: " << reshardKindName(plan.reduction->kind)
-       << " over mesh axes " << formatAxes(plan.reduction->axes)
-       << (plan.reduction->dim >= 0
-               ? " of dim " + std::to_string(plan.reduction->dim)
-               : std::string())
-       << " on the source mesh, " << formatSeconds(plan.reduction->seconds)
-       << "\n";
-  if (plan.inMesh) {
-    os << "  in-mesh:";
-    if (plan.inMeshSteps.empty())
-      os << " nothing to do";
-    for (size_t i = 0; i < plan.inMeshSteps.size(); ++i) {
-      const ReshardStep &step = plan.inMeshSteps[i];
-      os << (i ? ", " : " ") << reshardKindName(step.kind) << " "
-         << formatAxes(step.axes);
-      if (step.dim >= 0)
-        os << " dim " << step.dim;
-    }
-    os << "\n";
-  }
-  if (!plan.note.empty())
-    os << "  note: " << plan.note << "\n";
-}
 
 static void printTransfers(raw_ostream &os, const ReshardPlan &plan) {
   if (plan.transfers.empty())
@@ -377,183 +286,43 @@ static json::Value planJson(const PlanRequest &request,
   return object;
 }
 
-//===----------------------------------------------------------------------===//
-// plan: flags
-//===----------------------------------------------------------------------===//
-
-/// The flags of `plan` that take a value, as given.
-struct PlanFlags {
-  std::map<std::string, std::string> values;
-  bool json = false;
-};
-
-static const char *const kPlanValueFlags[] = {
-    "--cluster", "--from", "--to", "--shape", "--dtype", "--method"};
-
-/// Reads `plan`'s flags; prints the error and returns false when they are
-/// wrong.
-static bool parsePlanFlags(ArrayRef<StringRef> args, PlanFlags &flags) {
-  for (size_t i = 0; i < args.size(); ++i) {
-    StringRef arg = args[i];
-    if (arg == "--json") {
-      flags.json = true;
-      continue;
-    }
-    StringRef name = arg, value;
-    bool inlineValue = false;
-    if (arg.starts_with("--") && arg.contains('=')) {
-      std::tie(name, value) = arg.split('=');
-      inlineValue = true;
-    }
-    if (!is_contained(kPlanValueFlags, name)) {
-      if (arg.starts_with("-"))
-        fail("plan: unknown option '" + arg +
-             "' (options: --cluster, --from, --to, --shape, --dtype, "
-             "--method, --json; see --help)");
-      else
-        fail("plan: unexpected argument '" + arg +
-             "' (every value follows its flag, e.g. --shape 1024x1024; see "
-             "--help)");
-      return false;
-    }
-    if (!inlineValue) {
-      if (i + 1 >= args.size()) {
-        fail(name + " needs a value (see --help)");
-        return false;
-      }
-      value = args[++i];
-    }
-    if (flags.values.count(name.str())) {
-      fail(name + " is given twice");
-      return false;
-    }
-    flags.values[name.str()] = value.str();
-  }
-  return true;
-}
-
-/// Turns the flags into a request; prints the error and returns false when
-/// a value is wrong.
-static bool buildPlanRequest(const PlanFlags &flags, PlanRequest &request) {
-  for (const char *required : {"--cluster", "--from", "--to", "--shape"})
-    if (!flags.values.count(required)) {
-      fail(Twine("plan: ") + required +
-           " is missing (usage: weft-reshard plan --cluster SPEC --from "
-           "SIDE --to SIDE --shape SHAPE; see --help)");
-      return false;
-    }
-  auto value = [&](StringRef name) -> StringRef {
-    auto it = flags.values.find(name.str());
-    return it == flags.values.end() ? StringRef() : StringRef(it->second);
-  };
-
-  Expected<Cluster> cluster = loadCluster(value("--cluster"));
-  if (!cluster) {
-    fail("--cluster: " + toString(cluster.takeError()));
-    return false;
-  }
-  request.cluster = std::move(*cluster);
-
-  Expected<std::vector<int64_t>> shape = parseTensorShape(value("--shape"));
-  if (!shape) {
-    fail("--shape: " + toString(shape.takeError()));
-    return false;
-  }
-  request.problem.shape = std::move(*shape);
-
-  if (flags.values.count("--dtype")) {
-    std::optional<DType> dtype = parseDType(value("--dtype"));
-    if (!dtype) {
-      fail("--dtype '" + value("--dtype") +
-           "' is not a dtype (f32, f16, bf16, f64, i8, i32, i64 or bool)");
-      return false;
-    }
-    request.dtype = *dtype;
-  }
-  request.problem.elementBytes = dtypeBytes(request.dtype);
-
-  StringRef method =
-      flags.values.count("--method") ? value("--method") : StringRef("all");
-  if (method == "all") {
-    request.methods = {ReshardMethod::SendRecv,
-                       ReshardMethod::SendRecvAllGather,
-                       ReshardMethod::Broadcast, ReshardMethod::Balanced};
-  } else if (std::optional<ReshardMethod> one = parseReshardMethod(method)) {
-    request.methods = {*one};
-  } else {
-    fail("--method '" + method +
-         "' is not a method (send-recv, send-recv-allgather, broadcast, "
-         "balanced or all)");
-    return false;
-  }
-
-  unsigned rank = static_cast<unsigned>(request.problem.shape.size());
-  Expected<ReshardSide> from =
-      parseReshardSide(value("--from"), request.cluster, rank, "--from");
-  if (!from) {
-    fail(toString(from.takeError()));
-    return false;
-  }
-  request.problem.source = std::move(*from);
-  Expected<ReshardSide> to =
-      parseReshardSide(value("--to"), request.cluster, rank, "--to");
-  if (!to) {
-    fail(toString(to.takeError()));
-    return false;
-  }
-  request.problem.destination = std::move(*to);
-  if (!request.problem.destination.sharding.partial.empty()) {
-    fail("--to '" + value("--to") +
-         "': a resharding delivers whole values; a pending partial sum "
-         "(+p) is only for --from");
-    return false;
-  }
-  request.json = flags.json;
-  return true;
-}
-
 static int runPlan(ArrayRef<StringRef> args) {
-  for (StringRef arg : args)
-    if (arg == "--help" || arg == "-h") {
-      printHelp();
-      return kExitSuccess;
-    }
-  PlanFlags flags;
-  if (!parsePlanFlags(args, flags))
-    return kExitBadInput;
-  PlanRequest request;
-  if (!buildPlanRequest(flags, request))
-    return kExitBadInput;
-
-  std::vector<ReshardPlan> plans;
-  for (ReshardMethod method : request.methods) {
-    Expected<ReshardPlan> plan =
-        planResharding(request.cluster, request.problem, method);
-    if (!plan) {
-      std::string message = toString(plan.takeError());
-      // The planner names its own broken invariants "internal: ...".
-      if (StringRef(message).starts_with("internal"))
-        return fail(message, kExitInternal);
-      return fail("cannot plan " + reshardMethodName(method) + ": " + message);
-    }
-    plans.push_back(std::move(*plan));
+  FlagSpec spec{
+      "plan",
+      {"--cluster", "--from", "--to", "--shape", "--dtype", "--method"},
+      {"--json"},
+      {}};
+  Expected<Flags> flags = parseFlags(args, spec);
+  if (!flags)
+    return fail(toString(flags.takeError()));
+  Expected<PlanRequest> request = buildPlanRequest(*flags, "plan", "all");
+  if (!request)
+    return fail(toString(request.takeError()));
+  Expected<std::vector<ReshardPlan>> planned = planAll(*request);
+  if (!planned) {
+    std::string message = toString(planned.takeError());
+    return fail(message, StringRef(message).starts_with("internal")
+                             ? kExitInternal
+                             : kExitBadInput);
   }
+  std::vector<ReshardPlan> &plans = *planned;
+  bool json = flags->has("--json");
 
   raw_ostream &os = outs();
-  if (request.json) {
+  if (json) {
     if (plans.size() == 1) {
-      os << formatv("{0:2}", planJson(request, plans.front())) << "\n";
+      os << formatv("{0:2}", planJson(*request, plans.front())) << "\n";
       return kExitSuccess;
     }
     json::Array array;
     for (const ReshardPlan &plan : plans)
-      array.push_back(planJson(request, plan));
+      array.push_back(planJson(*request, plan));
     os << formatv("{0:2}",
                   json::Value(json::Object{{"plans", std::move(array)}}))
        << "\n";
     return kExitSuccess;
   }
-  printHeader(os, request);
+  printHeader(os, *request);
   os << "\n";
   printSummaryHeader(os);
   for (const ReshardPlan &plan : plans)
@@ -581,6 +350,7 @@ struct Subcommand {
 
 static const Subcommand kSubcommands[] = {
     {"plan", runPlan},
+    {"run", runRun},
 };
 
 static std::string subcommandNames() {
@@ -605,9 +375,17 @@ int main(int argc, char **argv) {
     return kExitSuccess;
   }
   std::vector<StringRef> rest(argv + 2, argv + argc);
-  for (const Subcommand &sub : kSubcommands)
-    if (sub.name == first)
-      return sub.run(rest);
+  for (const Subcommand &sub : kSubcommands) {
+    if (sub.name != first)
+      continue;
+    if (llvm::any_of(rest, [](StringRef arg) {
+          return arg == "--help" || arg == "-h";
+        })) {
+      printHelp();
+      return kExitSuccess;
+    }
+    return sub.run(rest);
+  }
   if (first.starts_with("-"))
     return fail("unknown option '" + first + "': a subcommand comes first (" +
                 subcommandNames() + "; see --help)");

@@ -1,6 +1,6 @@
-//===- Heartbeats.cpp - weft-run's side of the failure detector -----------===//
+//===- Heartbeats.cpp - The launcher's side of the failure detector -------===//
 
-#include "Heartbeats.h"
+#include "weft/Launch/Heartbeats.h"
 
 #include <cerrno>
 #include <cstring>

@@ -1,4 +1,4 @@
-//===- Heartbeats.h - weft-run's side of the failure detector ---*- C++ -*-===//
+//===- Heartbeats.h - The launcher's end of the failure detector *- C++ -*-===//
 //
 // weft-run listens on a socket of its own; every device program it starts
 // connects to it (runtime/core/FailureDetector.cpp), says who it is, and
@@ -10,8 +10,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TOOLS_WEFT_RUN_HEARTBEATS_H
-#define WEFT_TOOLS_WEFT_RUN_HEARTBEATS_H
+#ifndef WEFT_LAUNCH_HEARTBEATS_H
+#define WEFT_LAUNCH_HEARTBEATS_H
 
 #include <chrono>
 #include <optional>
@@ -86,4 +86,4 @@ private:
 
 } // namespace weft::run
 
-#endif // WEFT_TOOLS_WEFT_RUN_HEARTBEATS_H
+#endif // WEFT_LAUNCH_HEARTBEATS_H
