@@ -24,6 +24,9 @@ packages=(
   python3-torch
   # Multi-device: the sharding ILP (COIN-OR CBC) and the MPI runtime.
   coinor-libcbc-dev libopenmpi-dev openmpi-bin
+  # rsvg-convert: the TimelineRender ctest renders simulated timeline SVGs
+  # to PNG with it (skipped without it).
+  librsvg2-bin
 )
 if [[ -n "${WEFT_DEPS_EXTRA:-}" ]]; then
   read -r -a extra <<<"$WEFT_DEPS_EXTRA"
