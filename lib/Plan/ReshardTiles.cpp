@@ -114,6 +114,47 @@ llvm::Error weft::plan::verifyReshardProblem(const Cluster &cluster,
   return llvm::Error::success();
 }
 
+std::vector<Box> weft::plan::gridCells(ArrayRef<std::vector<int64_t>> cuts) {
+  std::vector<Box> cells;
+  for (const std::vector<int64_t> &c : cuts)
+    if (c.size() < 2)
+      return cells;
+  size_t rank = cuts.size();
+  std::vector<size_t> index(rank, 0);
+  while (true) {
+    Box cell;
+    for (size_t k = 0; k < rank; ++k) {
+      cell.offsets.push_back(cuts[k][index[k]]);
+      cell.sizes.push_back(cuts[k][index[k] + 1] - cuts[k][index[k]]);
+    }
+    cells.push_back(std::move(cell));
+    int k = static_cast<int>(rank) - 1;
+    for (; k >= 0; --k) {
+      if (++index[k] + 1 < cuts[k].size())
+        break;
+      index[k] = 0;
+    }
+    if (k < 0)
+      return cells;
+  }
+}
+
+std::vector<DeviceTraffic>
+weft::plan::devicesWithTraffic(const ReshardPlan &plan) {
+  std::vector<DeviceTraffic> out;
+  size_t devices = std::max(plan.bytesSent.size(), plan.bytesReceived.size());
+  for (size_t d = 0; d < devices; ++d) {
+    DeviceTraffic traffic;
+    traffic.device = static_cast<int>(d);
+    traffic.bytesSent = d < plan.bytesSent.size() ? plan.bytesSent[d] : 0;
+    traffic.bytesReceived =
+        d < plan.bytesReceived.size() ? plan.bytesReceived[d] : 0;
+    if (traffic.bytesSent || traffic.bytesReceived)
+      out.push_back(traffic);
+  }
+  return out;
+}
+
 /// The block index of `device` (mesh position) along every dimension and
 /// its box.
 static Box blockOf(ArrayRef<int64_t> shape, const ReshardSide &side,
@@ -146,18 +187,9 @@ weft::plan::reshardTiles(ArrayRef<int64_t> shape, const ReshardSide &source,
     dstBlocks.push_back(blockOf(shape, destination, p));
 
   std::vector<ReshardTile> tiles;
-  std::vector<size_t> index(rank, 0);
-  for (unsigned k = 0; k < rank; ++k)
-    if (cuts[k].size() < 2)
-      return tiles;
-  while (true) {
+  for (Box &cell : gridCells(cuts)) {
     ReshardTile tile;
-    tile.box.offsets.resize(rank);
-    tile.box.sizes.resize(rank);
-    for (unsigned k = 0; k < rank; ++k) {
-      tile.box.offsets[k] = cuts[k][index[k]];
-      tile.box.sizes[k] = cuts[k][index[k] + 1] - cuts[k][index[k]];
-    }
+    tile.box = std::move(cell);
     std::set<int> holders, needers;
     for (size_t p = 0; p < srcBlocks.size(); ++p)
       if (srcBlocks[p].elements() > 0 && srcBlocks[p].contains(tile.box))
@@ -171,15 +203,6 @@ weft::plan::reshardTiles(ArrayRef<int64_t> shape, const ReshardSide &source,
           .push_back(device);
     if (!needers.empty())
       tiles.push_back(std::move(tile));
-
-    int k = static_cast<int>(rank) - 1;
-    for (; k >= 0; --k) {
-      if (++index[k] + 1 < cuts[k].size())
-        break;
-      index[k] = 0;
-    }
-    if (k < 0)
-      break;
   }
   return tiles;
 }

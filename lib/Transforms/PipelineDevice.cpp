@@ -466,13 +466,7 @@ TransferEmitter::assemble(const PlannedTransfer &t, const plan::Box &block,
   for (const std::vector<int64_t> &c : cuts)
     intervals.push_back(static_cast<int64_t>(c.size()) - 1);
   SmallVector<Value> cells;
-  std::vector<size_t> index(rankOfTensor, 0);
-  while (true) {
-    plan::Box cell;
-    for (size_t k = 0; k < rankOfTensor; ++k) {
-      cell.offsets.push_back(cuts[k][index[k]]);
-      cell.sizes.push_back(cuts[k][index[k] + 1] - cuts[k][index[k]]);
-    }
+  for (const plan::Box &cell : plan::gridCells(cuts)) {
     const std::pair<plan::Box, Value> *owner = nullptr;
     for (const auto &piece : pieces)
       if (piece.first.contains(cell)) {
@@ -485,14 +479,6 @@ TransferEmitter::assemble(const PlannedTransfer &t, const plan::Box &block,
     cells.push_back(sliceBox(b, loc, owner->second,
                              relative(cell, owner->first.offsets),
                              cell.sizes));
-    int k = static_cast<int>(rankOfTensor) - 1;
-    for (; k >= 0; --k) {
-      if (++index[k] + 1 < cuts[k].size())
-        break;
-      index[k] = 0;
-    }
-    if (k < 0)
-      break;
   }
   return assembleGrid(b, loc, intervals, std::move(cells));
 }

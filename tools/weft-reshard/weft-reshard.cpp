@@ -162,22 +162,14 @@ static void printTransfers(raw_ostream &os, const ReshardPlan &plan) {
 }
 
 static void printDevices(raw_ostream &os, const ReshardPlan &plan) {
-  bool any = false;
-  for (size_t d = 0; d < plan.bytesSent.size() || d < plan.bytesReceived.size();
-       ++d) {
-    int64_t sent = d < plan.bytesSent.size() ? plan.bytesSent[d] : 0;
-    int64_t received =
-        d < plan.bytesReceived.size() ? plan.bytesReceived[d] : 0;
-    if (sent == 0 && received == 0)
-      continue;
-    if (!any)
-      os << "\n"
-         << formatv("{0,6} {1,12} {2,12}\n", "device", "sent", "received");
-    any = true;
-    os << formatv("{0,6} {1,12} {2,12}\n", d,
-                  formatBytes(static_cast<double>(sent)),
-                  formatBytes(static_cast<double>(received)));
-  }
+  std::vector<DeviceTraffic> traffic = devicesWithTraffic(plan);
+  if (traffic.empty())
+    return;
+  os << "\n" << formatv("{0,6} {1,12} {2,12}\n", "device", "sent", "received");
+  for (const DeviceTraffic &t : traffic)
+    os << formatv("{0,6} {1,12} {2,12}\n", t.device,
+                  formatBytes(static_cast<double>(t.bytesSent)),
+                  formatBytes(static_cast<double>(t.bytesReceived)));
 }
 
 //===----------------------------------------------------------------------===//
@@ -271,17 +263,10 @@ static json::Value planJson(const PlanRequest &request,
   object["messages"] = std::move(messages);
 
   json::Array devices;
-  for (size_t d = 0; d < plan.bytesSent.size() || d < plan.bytesReceived.size();
-       ++d) {
-    int64_t sent = d < plan.bytesSent.size() ? plan.bytesSent[d] : 0;
-    int64_t received =
-        d < plan.bytesReceived.size() ? plan.bytesReceived[d] : 0;
-    if (sent == 0 && received == 0)
-      continue;
-    devices.push_back(json::Object{{"device", static_cast<int64_t>(d)},
-                                   {"bytes_sent", sent},
-                                   {"bytes_received", received}});
-  }
+  for (const DeviceTraffic &t : devicesWithTraffic(plan))
+    devices.push_back(json::Object{{"device", static_cast<int64_t>(t.device)},
+                                   {"bytes_sent", t.bytesSent},
+                                   {"bytes_received", t.bytesReceived}});
   object["devices"] = std::move(devices);
   return object;
 }

@@ -216,6 +216,21 @@ llvm::Expected<ReshardPlan> planResharding(const Cluster &cluster,
 // The pieces the planner is built from, public for tests and tools.
 //===----------------------------------------------------------------------===//
 
+/// The cells of the grid that `cuts` form (cuts[k]: increasing positions
+/// along dimension k, at least two), in row-major order (the last
+/// dimension fastest): the tiles' grid, and a receiver's block cut at the
+/// edges of the boxes it assembles.
+std::vector<Box> gridCells(llvm::ArrayRef<std::vector<int64_t>> cuts);
+
+/// The devices that send or receive anything in `plan`: {device, bytes
+/// sent, bytes received}, in device order.
+struct DeviceTraffic {
+  int device = 0;
+  int64_t bytesSent = 0;
+  int64_t bytesReceived = 0;
+};
+std::vector<DeviceTraffic> devicesWithTraffic(const ReshardPlan &plan);
+
 /// The tiles of moving `shape` from `source` (no partial sums) to
 /// `destination` (see ReshardTile), in row-major order of the grid.
 std::vector<ReshardTile> reshardTiles(llvm::ArrayRef<int64_t> shape,
