@@ -211,8 +211,8 @@ static Error matchCollectives(const Cluster &cluster, const SimProgram &program,
           what = "kind " + collectiveKindName(op.collective).str() + " vs " +
                  collectiveKindName(ref.collective).str();
         else if (ref.bytes != op.bytes)
-          what = "bytes " + formatBytes(op.bytes) + " vs " +
-                 formatBytes(ref.bytes);
+          what = "bytes " + formatByteSize(op.bytes) + " vs " +
+                 formatByteSize(ref.bytes);
         if (!what.empty())
           return simOpError(cluster, device, i, op,
                             "occurrence " + Twine(occurrence) + " of id " +
@@ -281,9 +281,9 @@ static Error matchTransfers(const Cluster &cluster, const SimProgram &program,
       if (send.bytes != recv.bytes)
         return simOpError(
             cluster, got[k].first, got[k].second, recv,
-            "expects " + formatBytes(recv.bytes) + " but " +
+            "expects " + formatByteSize(recv.bytes) + " but " +
                 simOpPlace(cluster, sent[k].first, sent[k].second, send) +
-                " sends " + formatBytes(send.bytes));
+                " sends " + formatByteSize(send.bytes));
       SimMeeting meeting;
       meeting.members = {sent[k], got[k]};
       matching.meetingOf[sent[k].first][sent[k].second] =
@@ -366,7 +366,7 @@ std::string simOpLabel(const Cluster &cluster, const SimOp &op) {
     return "compute";
   case SimOpKind::Collective:
     return collectiveKindName(op.collective).str() + " " +
-           formatBytes(op.bytes);
+           formatByteSize(op.bytes);
   case SimOpKind::Send:
     return "send to " + simDeviceLabel(cluster, op.peer);
   case SimOpKind::Recv:

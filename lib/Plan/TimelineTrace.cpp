@@ -59,7 +59,7 @@ std::string formatSeconds(double seconds) {
   return withUnit(seconds * 1e9, "ns");
 }
 
-std::string formatBytes(double bytes) {
+std::string formatByteSize(double bytes) {
   static const char *const units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
   int unit = 0;
   while (std::fabs(bytes) >= 1024 && unit < 4) {

@@ -335,9 +335,9 @@ TEST(TimelineTest, Units) {
   EXPECT_EQ(formatSeconds(12.34e-3), "12.3 ms");
   EXPECT_EQ(formatSeconds(850e-6), "850 us");
   EXPECT_EQ(formatSeconds(3e-9), "3 ns");
-  EXPECT_EQ(formatBytes(512), "512 B");
-  EXPECT_EQ(formatBytes(4 * 1024 * 1024), "4 MiB");
-  EXPECT_EQ(formatBytes(1.5 * 1024 * 1024 * 1024), "1.5 GiB");
+  EXPECT_EQ(formatByteSize(512), "512 B");
+  EXPECT_EQ(formatByteSize(4 * 1024 * 1024), "4 MiB");
+  EXPECT_EQ(formatByteSize(1.5 * 1024 * 1024 * 1024), "1.5 GiB");
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include "CompilePipeline.h"
 #include "DeviceCompile.h"
 #include "PipelineReport.h"
+#include "PipelineSimulation.h"
 
 #include "weft/Codegen/WeightsFile.h"
 #include "weft/Plan/CostModel.h"
@@ -170,8 +171,8 @@ static int planStages(ModuleOp module, ArrayRef<StageRequest> stages,
 
 /// Builds each rank's program from the planned stages and, when
 /// `summary.compiled`, compiles it into `contents`; with --emit=mlir,
-/// `printed` gets each rank's program. Returns 0, or the exit code of a
-/// failure it reported.
+/// `printed` gets each rank's program, and `sim` its simulator ops. Returns
+/// 0, or the exit code of a failure it reported.
 static int compileRanks(MLIRContext &context, const WeftcOptions &options,
                         ModuleOp module,
                         ArrayRef<OwningOpRef<ModuleOp>> planned,
@@ -179,7 +180,8 @@ static int compileRanks(MLIRContext &context, const WeftcOptions &options,
                         const plan::Cluster &cluster, size_t numStages,
                         StringRef scratch, llvm::TargetMachine &machine,
                         PackageContents &contents, PipelineSummary &summary,
-                        std::vector<std::string> &printed) {
+                        std::vector<std::string> &printed,
+                        PipelineSimulation &sim) {
   int64_t worldSize = ranks.size();
   ProgramCache programIndex;
   TransferNetwork network = networkOf(options, cluster, ranks);
@@ -190,6 +192,11 @@ static int compileRanks(MLIRContext &context, const WeftcOptions &options,
     if (failed(device))
       return stageFailure();
     summary.devices[rank].flops = programFlops(**device);
+    // Before codegen lowers it: the simulator reads the weft ops.
+    RankSimInfo simInfo{rank, ranks.stageOfRank[rank],
+                        ranks.clusterDeviceOfRank};
+    if (int code = addRankToSimulation(sim, **device, simInfo, cluster))
+      return code;
     if (options.emit == EmitKind::Mlir) {
       llvm::raw_string_ostream os(printed[rank]);
       (*device)->print(os);
@@ -347,14 +354,19 @@ int mlir::weft::compilePipeline(
   contents.inputs = model.inputs;
   contents.outputs = model.outputs;
   std::vector<std::string> printed;
+  PipelineSimulation sim(options.microbatches,
+                         model.name + " on " + cluster.name + ": " +
+                             std::to_string(stages.size()) + " stages");
   if (int code = compileRanks(context, options, module, planned, ranks, cluster,
                               stages.size(), scratch, machine, contents,
-                              summary, printed))
+                              summary, printed, sim))
     return code;
   clock.lap("codegen");
 
   predictPipeline(module, options, cluster, ranks, options.microbatches,
                   summary);
+  if (int code = simulatePipeline(sim, cluster, summary.simulated))
+    return code;
   contents.planJson = pipelinePlanJson(summary);
   for (auto [k, mesh] : llvm::enumerate(ranks.meshes))
     contents.meshes.push_back(
@@ -365,6 +377,8 @@ int mlir::weft::compilePipeline(
   llvm::raw_ostream &info = infoStream(options);
   if (int code =
           writePipelineOutput(options, module, printed, contents, clock, argv0))
+    return code;
+  if (int code = writeTimelineFiles(options, sim))
     return code;
   if (options.quiet && options.reportPlan) {
     printStageTable(summary, info);

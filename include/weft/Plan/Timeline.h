@@ -81,8 +81,8 @@ struct Timeline {
 std::string formatSeconds(double seconds);
 
 /// A byte count with a binary unit and three significant digits: "512 B",
-/// "4 MiB", "1.5 GiB".
-std::string formatBytes(double bytes);
+/// "4 MiB", "1.5 GiB" (StrategyGraph.h's formatBytes has two decimals).
+std::string formatByteSize(double bytes);
 
 //===----------------------------------------------------------------------===//
 // SVG Gantt chart

@@ -1,0 +1,62 @@
+//===- PipelineSimulation.h - A pipeline's simulated timeline ---*- C++ -*-===//
+//
+// Simulates a pipeline's rank programs with the event simulator
+// (docs/Simulator.md, "In weftc"): one request for the latency, bubbles and
+// the timeline pictures, a stream of requests for the throughput.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_TOOLS_WEFTC_PIPELINESIMULATION_H
+#define WEFT_TOOLS_WEFTC_PIPELINESIMULATION_H
+
+#include "Options.h"
+#include "PipelineReport.h"
+
+#include "weft/Plan/Simulator.h"
+#include "weft/Transforms/SimulateProgram.h"
+
+#include "mlir/IR/BuiltinOps.h"
+
+#include <optional>
+#include <string>
+
+namespace mlir::weft {
+
+/// The requests of the simulated stream that gives plan.json's throughput.
+inline constexpr int64_t kSimulatedStreamRequests = 8;
+
+/// The simulator's programs of a pipeline, filled rank by rank.
+struct PipelineSimulation {
+  /// One request, and a stream of kSimulatedStreamRequests.
+  ::weft::plan::SimProgram request, stream;
+  SimCollectiveIds ids;
+  /// One request's result, for the timeline pictures.
+  std::optional<::weft::plan::SimResult> requestResult;
+
+  /// Empty programs of `microbatches` microbatches per request.
+  PipelineSimulation(int64_t microbatches, llvm::StringRef title);
+};
+
+/// Adds rank `info.rank`'s program to both programs. Returns 0, or
+/// kExitInternal after reporting a program the adapter cannot read (a bug).
+int addRankToSimulation(PipelineSimulation &sim, ModuleOp program,
+                        const RankSimInfo &info,
+                        const ::weft::plan::Cluster &cluster);
+
+/// Simulates both programs and fills `summary`. Returns 0, or kExitInternal
+/// after reporting the simulator's error ("internal: ...": a deadlock or
+/// an unpaired transfer is a bug in the programs).
+int simulatePipeline(PipelineSimulation &sim,
+                     const ::weft::plan::Cluster &cluster,
+                     SimulatedSummary &summary);
+
+/// Writes one request's timeline.svg and timeline.json next to plan.json:
+/// into the output folder (a package, --emit=mlir, --emit=plan -o DIR), or,
+/// for --emit=plan -o F.json, as F.timeline.svg and F.timeline.json; none
+/// for -o -. Returns 0, or 1 after reporting a file it cannot write.
+int writeTimelineFiles(const WeftcOptions &options,
+                       const PipelineSimulation &sim);
+
+} // namespace mlir::weft
+
+#endif // WEFT_TOOLS_WEFTC_PIPELINESIMULATION_H
