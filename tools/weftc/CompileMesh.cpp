@@ -3,6 +3,7 @@
 #include "CompileMesh.h"
 #include "DeviceCompile.h"
 #include "PlanReport.h"
+#include "Simulation.h"
 
 #include "weft/Codegen/ObjectEmitter.h"
 #include "weft/Codegen/ProgramABI.h"
@@ -68,9 +69,12 @@ static int partitionDevices(MLIRContext &context, const WeftcOptions &options,
                             bool stopAfterPartition, StringRef scratch,
                             llvm::TargetMachine &machine,
                             PackageContents &contents,
-                            PartitionedMesh &result) {
+                            PartitionedMesh &result, ProgramSimulation &sim) {
   const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
   int64_t numDevices = mesh.size();
+  // Mesh position k is world rank k, on the mesh's k-th cluster device.
+  std::vector<int64_t> clusterDeviceOfRank(mesh.devices.begin(),
+                                           mesh.devices.end());
   result.summaries.resize(numDevices);
   ProgramCache programIndex;
   for (int64_t k = 0; k < numDevices; ++k) {
@@ -91,6 +95,11 @@ static int partitionDevices(MLIRContext &context, const WeftcOptions &options,
       result.partitionedByKey.emplace(*key, device->clone());
     }
     result.summaries[k].flops = programFlops(*device);
+    RankSimInfo info;
+    info.rank = k;
+    info.clusterDeviceOfRank = clusterDeviceOfRank;
+    if (int code = addRankToSimulation(sim, *device, info, shardOptions.cluster))
+      return code;
     if (k == 0)
       result.device0 = device->clone();
     if (options.emit == EmitKind::Mlir) {
@@ -159,6 +168,7 @@ static void printMeshSummary(const WeftcOptions &options, StringRef modelName,
                              const AutoShardReport &report,
                              ArrayRef<int64_t> meshShape,
                              ArrayRef<DeviceSummary> summaries,
+                             const SimulatedSummary &simulated,
                              const StageClock &clock, llvm::raw_ostream &info) {
   const plan::Solution &sol = report.solution;
   info << "weftc: planned " << modelName << " for " << shardOptions.cluster.name
@@ -171,6 +181,7 @@ static void printMeshSummary(const WeftcOptions &options, StringRef modelName,
        << llvm::formatv("  predicted: {0:f3} ms per run, peak "
                         "{1:f1} MB per device\n",
                         sol.objective * 1e3, report.memory.peakBytes / 1e6);
+  printSimulatedLines(simulated, info);
   for (auto [k, d] : llvm::enumerate(summaries))
     info << llvm::formatv(
         "  device {0}: program {1}, weights {2} bytes, arena {3} bytes, "
@@ -205,26 +216,40 @@ int mlir::weft::compileMesh(MLIRContext &context, const WeftcOptions &options,
   PackageContents contents = packageContents(options, model);
   contents.meshShape = shardOptions.cluster.meshes[shardOptions.mesh].shape;
   PartitionedMesh partition;
+  ProgramSimulation sim(options.microbatches,
+                        model.name + " on " + shardOptions.cluster.name +
+                            ": mesh " +
+                            llvm::formatv("{0:$[x]}",
+                                          llvm::make_range(
+                                              contents.meshShape.begin(),
+                                              contents.meshShape.end()))
+                                .str());
   if (int code = partitionDevices(context, options, module, shardOptions,
                                   stopAfterPartition, scratch, machine,
-                                  contents, partition))
+                                  contents, partition, sim))
     return code;
   clock.lap("codegen");
   PlanSummary planSummary = summarizePlan(
       module, *partition.device0, shardOptions, report, partition.summaries,
       /*compiled=*/!stopAfterPartition, model.name);
   planSummary.microbatches = options.microbatches;
+  if (int code =
+          simulatePrograms(sim, shardOptions.cluster, planSummary.simulated))
+    return code;
   addDistinctPrograms(planSummary, partition, stopAfterPartition);
   contents.planJson = planJson(planSummary);
   llvm::raw_ostream &info = infoStream(options);
   if (int code =
           writeMeshOutput(options, module, partition, contents, clock, argv0))
     return code;
+  if (int code = writeTimelineFiles(options, sim))
+    return code;
   if (options.reportPlan)
     printPlanReport(planSummary, info);
   if (!options.quiet)
     printMeshSummary(options, model.name, shardOptions, report,
-                     contents.meshShape, partition.summaries, clock, info);
+                     contents.meshShape, partition.summaries,
+                     planSummary.simulated, clock, info);
   return 0;
 }
 

@@ -3,7 +3,7 @@
 #include "CompilePipeline.h"
 #include "DeviceCompile.h"
 #include "PipelineReport.h"
-#include "PipelineSimulation.h"
+#include "Simulation.h"
 
 #include "weft/Codegen/WeightsFile.h"
 #include "weft/Plan/CostModel.h"
@@ -181,7 +181,7 @@ static int compileRanks(MLIRContext &context, const WeftcOptions &options,
                         StringRef scratch, llvm::TargetMachine &machine,
                         PackageContents &contents, PipelineSummary &summary,
                         std::vector<std::string> &printed,
-                        PipelineSimulation &sim) {
+                        ProgramSimulation &sim) {
   int64_t worldSize = ranks.size();
   ProgramCache programIndex;
   TransferNetwork network = networkOf(options, cluster, ranks);
@@ -354,7 +354,7 @@ int mlir::weft::compilePipeline(
   contents.inputs = model.inputs;
   contents.outputs = model.outputs;
   std::vector<std::string> printed;
-  PipelineSimulation sim(options.microbatches,
+  ProgramSimulation sim(options.microbatches,
                          model.name + " on " + cluster.name + ": " +
                              std::to_string(stages.size()) + " stages");
   if (int code = compileRanks(context, options, module, planned, ranks, cluster,
@@ -365,7 +365,7 @@ int mlir::weft::compilePipeline(
 
   predictPipeline(module, options, cluster, ranks, options.microbatches,
                   summary);
-  if (int code = simulatePipeline(sim, cluster, summary.simulated))
+  if (int code = simulatePrograms(sim, cluster, summary.simulated))
     return code;
   contents.planJson = pipelinePlanJson(summary);
   for (auto [k, mesh] : llvm::enumerate(ranks.meshes))

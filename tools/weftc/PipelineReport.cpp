@@ -103,16 +103,7 @@ std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
         });
     });
     writeScheduleJson(json, plan.schedule);
-    if (plan.simulated.ran)
-      json.attributeObject("simulated", [&] {
-        const SimulatedSummary &sim = plan.simulated;
-        json.attribute("latency_seconds", sim.latencySeconds);
-        json.attribute("throughput_per_s", sim.throughputPerSecond);
-        json.attribute("stream_requests", sim.streamRequests);
-        json.attribute("bubble_fraction", sim.bubbleFraction);
-        json.attribute("bottleneck", sim.bottleneck);
-        json.attribute("compute_intervals", sim.computeIntervals);
-      });
+    writeSimulatedJson(json, plan.simulated);
     json.attributeObject("totals", [&] {
       json.attribute("predicted_seconds", plan.totalSeconds);
       json.attribute("compiled", plan.compiled);
@@ -181,11 +172,5 @@ void mlir::weft::printStageTable(const PipelineSummary &plan,
                       s.microbatches, s.microbatches == 1 ? "" : "es",
                       s.throughputPerSecond, s.latencySeconds * 1e3,
                       s.bottleneckStage, s.cycleSeconds * 1e3);
-  // The simulation's lines, indented like the table.
-  StringRef lines = plan.simulated.lines;
-  while (!lines.empty()) {
-    auto [line, rest] = lines.split('\n');
-    os << "  " << line << "\n";
-    lines = rest;
-  }
+  printSimulatedLines(plan.simulated, os);
 }

@@ -40,25 +40,6 @@ struct TransferReport {
   double predictedSeconds = 0;
 };
 
-/// The event simulation of the ranks' programs (plan.json's `simulated`).
-struct SimulatedSummary {
-  /// Whether it ran (false: no `simulated` object).
-  bool ran = false;
-  /// One request's makespan and the throughput of a stream of
-  /// `streamRequests` requests.
-  double latencySeconds = 0;
-  double throughputPerSecond = 0;
-  int64_t streamRequests = 0;
-  /// The mean bubble fraction of one request's devices.
-  double bubbleFraction = 0;
-  /// What bounds the stream's throughput, as a sentence.
-  std::string bottleneck;
-  /// The compute intervals of one request's timeline.
-  int64_t computeIntervals = 0;
-  /// describeSimResult's lines for one request, then the stream's.
-  std::string lines;
-};
-
 struct PipelineSummary {
   std::string modelName, clusterName;
   std::vector<StageSummary> stages;

@@ -299,6 +299,7 @@ std::string mlir::weft::planJson(const PlanSummary &plan) {
     times.stageSeconds = {plan.totalSeconds};
     writeScheduleJson(json,
                       ::weft::plan::estimateGPipe(times, plan.microbatches));
+    writeSimulatedJson(json, plan.simulated);
     json.attributeObject("totals", [&] {
       json.attribute("predicted_seconds", plan.totalSeconds);
       json.attribute("objective_seconds", sol.objective);
@@ -474,4 +475,28 @@ void mlir::weft::addProgram(PlanSummary &plan, ModuleOp device,
   program.devices = std::move(devices);
   program.collectives = collectivesOf(device, plan.plannedOps);
   plan.programs.push_back(std::move(program));
+}
+
+void mlir::weft::writeSimulatedJson(llvm::json::OStream &json,
+                                    const SimulatedSummary &sim) {
+  if (!sim.ran)
+    return;
+  json.attributeObject("simulated", [&] {
+    json.attribute("latency_seconds", sim.latencySeconds);
+    json.attribute("throughput_per_s", sim.throughputPerSecond);
+    json.attribute("stream_requests", sim.streamRequests);
+    json.attribute("bubble_fraction", sim.bubbleFraction);
+    json.attribute("bottleneck", sim.bottleneck);
+    json.attribute("compute_intervals", sim.computeIntervals);
+  });
+}
+
+void mlir::weft::printSimulatedLines(const SimulatedSummary &simulated,
+                                     llvm::raw_ostream &os) {
+  StringRef lines = simulated.lines;
+  while (!lines.empty()) {
+    auto [line, rest] = lines.split('\n');
+    os << "  " << line << "\n";
+    lines = rest;
+  }
 }

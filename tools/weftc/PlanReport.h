@@ -13,6 +13,7 @@
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/BuiltinOps.h"
+#include "llvm/Support/JSON.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -63,6 +64,34 @@ struct ProgramSummary {
 };
 
 /// Everything plan.json and --report say.
+/// The event simulation of the devices' programs (plan.json's `simulated`),
+/// for a mesh and for a pipeline.
+struct SimulatedSummary {
+  /// Whether it ran (false: no `simulated` object).
+  bool ran = false;
+  /// One request's makespan and the throughput of a stream of
+  /// `streamRequests` requests.
+  double latencySeconds = 0;
+  double throughputPerSecond = 0;
+  int64_t streamRequests = 0;
+  /// The mean bubble fraction of one request's devices.
+  double bubbleFraction = 0;
+  /// What bounds the stream's throughput, as a sentence.
+  std::string bottleneck;
+  /// The compute intervals of one request's timeline.
+  int64_t computeIntervals = 0;
+  /// describeSimResult's lines for one request, then the stream's.
+  std::string lines;
+};
+
+/// plan.json's `simulated` object, when the simulation ran.
+void writeSimulatedJson(llvm::json::OStream &json,
+                        const SimulatedSummary &simulated);
+
+/// The simulation's lines, indented as the tables are.
+void printSimulatedLines(const SimulatedSummary &simulated,
+                         llvm::raw_ostream &os);
+
 struct PlanSummary {
   std::string modelName, clusterName;
   std::vector<int64_t> mesh;
@@ -84,6 +113,7 @@ struct PlanSummary {
   double totalSeconds = 0;
   /// --microbatches: the batch runs as this many passes of the program.
   int64_t microbatches = 1;
+  SimulatedSummary simulated;
 };
 
 /// Reads the plan: `planned` is the module autoShard annotated, `device0`

@@ -1,4 +1,5 @@
-"""Checks a pipeline's simulated timeline (pipeline-timeline.test).
+"""Checks a package's simulated timeline (pipeline-timeline.test,
+mesh-timeline.test).
 
 Usage: check_timeline.py PLAN.json TRACE.json TIMELINE.svg OUT_DIR
 
@@ -34,7 +35,12 @@ if not 0.5 <= ratio <= 2:
     sys.exit(f"{plan_path}: simulated latency {latency} against the "
              f"schedule's {schedule}")
 
-stage_of = {d["cluster_device"]: d["stage"] for d in plan["devices"]}
+# A pipeline's devices name their cluster device and stage; a mesh's are
+# its positions on the stages' one stage (plan["stages"][0]["devices"]).
+if "stages" in plan and all("cluster_device" in d for d in plan["devices"]):
+    stage_of = {d["cluster_device"]: d["stage"] for d in plan["devices"]}
+else:
+    stage_of = {device: 0 for device in plan["stages"][0]["devices"]}
 microbatches = plan["schedule"]["microbatches"]
 trace = json.load(open(trace_path))
 events = [e for e in trace["traceEvents"] if e["ph"] == "X"]

@@ -1,6 +1,6 @@
-//===- PipelineSimulation.cpp - A pipeline's simulated timeline -----------===//
+//===- Simulation.cpp - The simulated timeline of a package --------------===//
 
-#include "PipelineSimulation.h"
+#include "Simulation.h"
 #include "Driver.h"
 
 #include "weft/Plan/Timeline.h"
@@ -16,7 +16,7 @@ using namespace mlir;
 using namespace mlir::weft;
 namespace plan = ::weft::plan;
 
-PipelineSimulation::PipelineSimulation(int64_t microbatches, StringRef title) {
+ProgramSimulation::ProgramSimulation(int64_t microbatches, StringRef title) {
   for (plan::SimProgram *program : {&request, &stream}) {
     program->microbatchesPerRequest = std::max<int64_t>(microbatches, 1);
     program->title = title.str();
@@ -25,7 +25,7 @@ PipelineSimulation::PipelineSimulation(int64_t microbatches, StringRef title) {
   stream.requests = kSimulatedStreamRequests;
 }
 
-int mlir::weft::addRankToSimulation(PipelineSimulation &sim, ModuleOp program,
+int mlir::weft::addRankToSimulation(ProgramSimulation &sim, ModuleOp program,
                                     const RankSimInfo &info,
                                     const plan::Cluster &cluster) {
   if (failed(appendRankSimOps(program, info, cluster, sim.ids, sim.request)) ||
@@ -41,12 +41,12 @@ int mlir::weft::addRankToSimulation(PipelineSimulation &sim, ModuleOp program,
 /// Reports the simulator's error as a bug.
 static int simulationFailure(llvm::Error error) {
   llvm::WithColor::error(llvm::errs(), "weftc")
-      << "internal: the pipeline's simulation failed: "
+      << "internal: the simulation of the device programs failed: "
       << toString(std::move(error)) << "\n";
   return kExitInternal;
 }
 
-int mlir::weft::simulatePipeline(PipelineSimulation &sim,
+int mlir::weft::simulatePrograms(ProgramSimulation &sim,
                                  const plan::Cluster &cluster,
                                  SimulatedSummary &summary) {
   llvm::Expected<plan::SimResult> one = plan::simulate(cluster, sim.request);
@@ -100,7 +100,7 @@ static int writeFile(StringRef path, StringRef text) {
 }
 
 int mlir::weft::writeTimelineFiles(const WeftcOptions &options,
-                                   const PipelineSimulation &sim) {
+                                   const ProgramSimulation &sim) {
   if (!sim.requestResult || options.outputPath == "-")
     return 0;
   SmallString<256> svgPath(options.outputPath), tracePath(options.outputPath);

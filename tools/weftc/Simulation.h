@@ -1,13 +1,14 @@
-//===- PipelineSimulation.h - A pipeline's simulated timeline ---*- C++ -*-===//
+//===- Simulation.h - The simulated timeline of a package -------*- C++ -*-===//
 //
-// Simulates a pipeline's rank programs with the event simulator
-// (docs/Simulator.md, "In weftc"): one request for the latency, bubbles and
-// the timeline pictures, a stream of requests for the throughput.
+// Simulates the device programs of a pipeline or a mesh with the event
+// simulator (docs/Simulator.md, "In weftc"): one request for the latency,
+// bubbles and the timeline pictures, a stream of requests for the
+// throughput.
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef WEFT_TOOLS_WEFTC_PIPELINESIMULATION_H
-#define WEFT_TOOLS_WEFTC_PIPELINESIMULATION_H
+#ifndef WEFT_TOOLS_WEFTC_SIMULATION_H
+#define WEFT_TOOLS_WEFTC_SIMULATION_H
 
 #include "Options.h"
 #include "PipelineReport.h"
@@ -25,8 +26,8 @@ namespace mlir::weft {
 /// The requests of the simulated stream that gives plan.json's throughput.
 inline constexpr int64_t kSimulatedStreamRequests = 8;
 
-/// The simulator's programs of a pipeline, filled rank by rank.
-struct PipelineSimulation {
+/// The simulator's programs of a package, filled rank by rank.
+struct ProgramSimulation {
   /// One request, and a stream of kSimulatedStreamRequests.
   ::weft::plan::SimProgram request, stream;
   SimCollectiveIds ids;
@@ -34,19 +35,19 @@ struct PipelineSimulation {
   std::optional<::weft::plan::SimResult> requestResult;
 
   /// Empty programs of `microbatches` microbatches per request.
-  PipelineSimulation(int64_t microbatches, llvm::StringRef title);
+  ProgramSimulation(int64_t microbatches, llvm::StringRef title);
 };
 
 /// Adds rank `info.rank`'s program to both programs. Returns 0, or
 /// kExitInternal after reporting a program the adapter cannot read (a bug).
-int addRankToSimulation(PipelineSimulation &sim, ModuleOp program,
+int addRankToSimulation(ProgramSimulation &sim, ModuleOp program,
                         const RankSimInfo &info,
                         const ::weft::plan::Cluster &cluster);
 
 /// Simulates both programs and fills `summary`. Returns 0, or kExitInternal
 /// after reporting the simulator's error ("internal: ...": a deadlock or
 /// an unpaired transfer is a bug in the programs).
-int simulatePipeline(PipelineSimulation &sim,
+int simulatePrograms(ProgramSimulation &sim,
                      const ::weft::plan::Cluster &cluster,
                      SimulatedSummary &summary);
 
@@ -55,8 +56,8 @@ int simulatePipeline(PipelineSimulation &sim,
 /// for --emit=plan -o F.json, as F.timeline.svg and F.timeline.json; none
 /// for -o -. Returns 0, or 1 after reporting a file it cannot write.
 int writeTimelineFiles(const WeftcOptions &options,
-                       const PipelineSimulation &sim);
+                       const ProgramSimulation &sim);
 
 } // namespace mlir::weft
 
-#endif // WEFT_TOOLS_WEFTC_PIPELINESIMULATION_H
+#endif // WEFT_TOOLS_WEFTC_SIMULATION_H
