@@ -75,7 +75,13 @@ bool weft::rt::writeChromeTrace(const std::string &path,
                  name.c_str(), kind.c_str(), event.startUs - origin,
                  event.durationUs, static_cast<long long>(event.opId));
   }
-  std::fprintf(file, "\n],\"displayTimeUnit\":\"ms\"}\n");
+  // Times are relative to the first event; otherData keeps where that is on
+  // the steady clock (CLOCK_MONOTONIC, which the processes of one host
+  // share), so that weft-run can put every rank's trace on one time line.
+  std::fprintf(file,
+               "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"clock\":"
+               "\"steady\",\"origin_us\":%.3f}}\n",
+               origin);
   bool ok = !std::ferror(file);
   int savedErrno = errno;
   if (std::fclose(file) != 0 && ok) {

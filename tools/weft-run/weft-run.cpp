@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Launch.h"
+#include "MergeProfile.h"
 
 #include "weft/Version.h"
 
@@ -60,7 +61,9 @@ A mesh package (manifest "mesh": {"shape": [2, 2]}):
   weft-run --hostfile hosts mesh/ --inputs data --threads 16
   weft-run --mpirun-args "--map-by ppr:1:node:PE=16 --bind-to core" \
            --hostfile hosts mesh/ --inputs data
-  (--profile trace.json writes trace.rank<k>.json per rank; see
+  (--profile trace.json: each rank writes trace.rank<k>.json, and weft-run
+   merges them into trace.json, one process per rank on the clock the ranks
+   of one host share, drawn as measured.svg beside it; see
    docs/Launching.md for clusters and Slurm)
 
 weft-run options (before OUT/, or anywhere after it):
@@ -246,7 +249,17 @@ int main(int argc, char **argv) {
                   std::to_string(package.devices.size()) +
                   " devices of this package each read their own "
                   "(the manifest's weights/dev<k>.bin)");
-    return runMesh(package, driverArgs, options.launch);
+    int code = runMesh(package, driverArgs, options.launch);
+    std::string profile = profilePathOf(driverArgs);
+    if (code != 0 || profile.empty())
+      return code;
+    if (int merged = mergeRankProfiles(package, profile))
+      return merged;
+    if (!llvm::is_contained(driverArgs, "--quiet"))
+      llvm::outs() << "profile: the " << package.devices.size()
+                   << " ranks' traces merged into " << profile
+                   << ", drawn in measured.svg beside it\n";
+    return 0;
   }
   // --help needs no MPI: device 0's program answers alone.
   if (package.devices.size() == 1 &&
