@@ -111,25 +111,6 @@ static std::string plannedName(Operation *op) {
   return name;
 }
 
-static plan::DType dtypeOf(Type type) {
-  Type element = cast<ShapedType>(type).getElementType();
-  if (element.isF16())
-    return plan::DType::F16;
-  if (element.isBF16())
-    return plan::DType::BF16;
-  if (element.isF64())
-    return plan::DType::F64;
-  if (element.isInteger(1))
-    return plan::DType::Bool;
-  if (element.isInteger(8))
-    return plan::DType::I8;
-  if (element.isInteger(32))
-    return plan::DType::I32;
-  if (element.isInteger(64))
-    return plan::DType::I64;
-  return plan::DType::F32;
-}
-
 static int64_t elementBytes(Type type) {
   Type element = cast<ShapedType>(type).getElementType();
   unsigned bits = element.getIntOrFloatBitWidth();
@@ -281,7 +262,7 @@ ReshardPrice StrategyGraphBuilder::Impl::reshardPrice(
         break;
       case plan::ReshardKind::LocalSlice:
         // A copy of the kept block.
-        seconds += costs.computeSeconds(0, 2 * bytesAfter, dtypeOf(type));
+        seconds += costs.computeSeconds(0, 2 * bytesAfter, costDTypeOf(type));
         break;
       }
       before = step.after;
@@ -369,8 +350,9 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
     if (node.strategies.empty())
       node.strategies.push_back(LoopAxes(node.space->sizes.size()));
   }
-  plan::DType dtype = op->getNumResults() ? dtypeOf(op->getResult(0).getType())
-                                          : plan::DType::F32;
+  plan::DType dtype = op->getNumResults()
+                          ? costDTypeOf(op->getResult(0).getType())
+                          : plan::DType::F32;
   for (unsigned s = 0; s < node.numStrategies(); ++s) {
     double localBytes = 0, resultBytes = 0;
     for (auto [i, result] : llvm::enumerate(op->getResults())) {

@@ -641,3 +641,26 @@ int64_t mlir::weft::parallelism(const LoopAxes &strategy,
     p *= plan::groupSize(meshShape, axes);
   return p;
 }
+
+::weft::plan::DType mlir::weft::costDTypeOf(Type type) {
+  namespace plan = ::weft::plan;
+  auto shaped = dyn_cast<ShapedType>(type);
+  if (!shaped)
+    return plan::DType::F32;
+  Type element = shaped.getElementType();
+  if (element.isF16())
+    return plan::DType::F16;
+  if (element.isBF16())
+    return plan::DType::BF16;
+  if (element.isF64())
+    return plan::DType::F64;
+  if (element.isInteger(1))
+    return plan::DType::Bool;
+  if (element.isInteger(8))
+    return plan::DType::I8;
+  if (element.isInteger(32))
+    return plan::DType::I32;
+  if (element.isInteger(64))
+    return plan::DType::I64;
+  return plan::DType::F32;
+}

@@ -20,29 +20,6 @@ using namespace mlir;
 using namespace mlir::weft;
 namespace plan = ::weft::plan;
 
-/// The cost model's dtype of a tensor's elements (F32 for anything else).
-static plan::DType dtypeOf(Type type) {
-  auto shaped = dyn_cast<ShapedType>(type);
-  if (!shaped)
-    return plan::DType::F32;
-  Type element = shaped.getElementType();
-  if (element.isF16())
-    return plan::DType::F16;
-  if (element.isBF16())
-    return plan::DType::BF16;
-  if (element.isF64())
-    return plan::DType::F64;
-  if (element.isInteger(1))
-    return plan::DType::Bool;
-  if (element.isInteger(8))
-    return plan::DType::I8;
-  if (element.isInteger(32))
-    return plan::DType::I32;
-  if (element.isInteger(64))
-    return plan::DType::I64;
-  return plan::DType::F32;
-}
-
 /// The bytes of a static tensor type (0 for anything else).
 static double bytesOf(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
@@ -72,8 +49,9 @@ static double flopsOf(Operation *op) {
 static double computeSecondsOf(Operation *op, const plan::CostModel &costs) {
   if (isa<WeightOp, ConstantOp, ShardOp, func::ReturnOp>(op))
     return 0;
-  plan::DType dtype = op->getNumResults() ? dtypeOf(op->getResult(0).getType())
-                                          : plan::DType::F32;
+  plan::DType dtype = op->getNumResults()
+                          ? costDTypeOf(op->getResult(0).getType())
+                          : plan::DType::F32;
   double resultBytes = 0;
   for (Value result : op->getResults())
     resultBytes += bytesOf(result.getType());

@@ -12,6 +12,7 @@
 #ifndef WEFT_TRANSFORMS_SHARDINGRULES_H
 #define WEFT_TRANSFORMS_SHARDINGRULES_H
 
+#include "weft/Plan/Cluster.h"
 #include "weft/Plan/Sharding.h"
 
 #include "mlir/IR/Operation.h"
@@ -55,6 +56,10 @@ struct LoopSpace {
 
 /// The op's loop space; nullopt when it has no rule (it runs replicated).
 std::optional<LoopSpace> getLoopSpace(Operation *op);
+
+/// The cost model's dtype of a shaped type's elements (F32 for a type the
+/// cost model has no rate for, and for a type that is not shaped).
+::weft::plan::DType costDTypeOf(Type type);
 
 /// A strategy: for each loop the mesh axes it is split over.
 using LoopAxes = llvm::SmallVector<plan::AxisList>;
