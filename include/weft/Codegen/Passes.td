@@ -187,6 +187,13 @@ def WeftApproximateMath : Pass<"weft-approximate-math"> {
     otherwise each element would be a scalar call into libm, the bottleneck
     of GELU and sigmoid loops. f64 math keeps calling libm; `sin` and `cos`
     do too, because their approximations lose accuracy on large arguments.
+
+    `math.powf` with a constant exponent becomes arithmetic (MLIR's algebraic
+    simplification): `x^2` and `x^3` multiplications, `x^0.5` a `sqrt`,
+    `x^-1` a division, `x^-0.5` an `rsqrt`. Exporters write LayerNorm's
+    variance as `Pow(x, 2)` and tanh-GELU's cube as `Pow(x, 3)`; a libm
+    `powf` per element kept those loops scalar. Other exponents still call
+    `powf`.
   }];
   let dependentDialects = ["math::MathDialect", "arith::ArithDialect",
                            "vector::VectorDialect"];
