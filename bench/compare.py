@@ -1,19 +1,41 @@
 #!/usr/bin/env python3
 """Latency of weft against onnxruntime on the same models, inputs and threads.
 
-Compiles each model with weftc (input shapes from its test_data_set_0), then,
-for every thread count, times weft (`weft-run PKG --bench N --threads T`: the
-run call only, inputs already loaded) and onnxruntime on the CPU
-(../shared/bench/ort_bench.js: session.run only) on the same inputs, one
-right after the other, and prints a table of medians. With --write it also
-writes the table to docs/benchmarks.md. It prints figures; it is not a test.
+Models: the shared ones (mlp, resnet18, bert_tiny from --models, default
+../shared/models; one that is missing is skipped with a note) and the repo's
+own CPU benchmark models (gpt2_style, mobilenet_v2, crnn), which
+bench/models/make_bench_models.py writes into --bench-models (default
+build/bench-models) when they are missing or older than the generator.
+
+For every model it first compiles two packages with weftc (input shapes from
+its test_data_set_0): the default one (x86-64-v3) and one with
+--mcpu=native. Then it checks correctness: both packages with
+`weft-run PKG --inputs DATA --check DATA` and onnxruntime with
+`ort_bench.js --check`, at the model's tolerances (TOLERANCES below); a
+failing check stops the run before anything is timed. Then, --rounds times,
+for every model and thread count, it times weft default, weft native
+(`weft-run PKG --bench N --threads T`: the run call only, inputs already
+loaded) and onnxruntime on the CPU (../shared/bench/ort_bench.js:
+session.run only) on the same inputs, one right after the other, and prints
+a table of medians per round with a summary: per thread count the geometric
+mean of weft/ort over the models whose ort median is at least 1 ms (shorter
+ones, the mlp, are listed but left out of the mean: a few microseconds of
+call overhead decide their ratio), the worst of those ratios, and weft's own
+2-thread speed-up (t1/t2) per model. It records the CPU, its vector flags, the
+core count and the load averages before and after each round.
+
+With --write it replaces the first section of docs/benchmarks.md (everything
+before the first "## " line) with the tables; the other sections stay as
+they are. It prints figures; it is not a test.
 
 onnxruntime-node is installed into a cache folder when missing
 (~/.cache/weft/ort, with `npm install onnxruntime-node@1.30.0`; needs npm and
 the npm registry).
 
-Usage: bench/compare.py [--models DIR] [--threads 1,2] [--iters 100]
-                        [--warmup 10] [--build DIR] [--write]
+Usage: bench/compare.py [--models DIR] [--bench-models DIR] [--names a,b]
+                        [--threads 1,2] [--iters 100] [--warmup 10]
+                        [--rounds 1] [--build DIR] [--ort-cache DIR] [--write]
+The issue's acceptance run: bench/compare.py --rounds 3 --write
 """
 
 import argparse
@@ -23,34 +45,158 @@ import math
 import os
 import platform
 import re
+import shlex
 import shutil
 import subprocess
 import sys
 import tempfile
+import textwrap
 
 import onnx
-from onnx import numpy_helper
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 ORT_VERSION = "1.30.0"
+ORT_BENCH = os.path.join(ROOT, "..", "shared", "bench", "ort_bench.js")
+GENERATOR = os.path.join(ROOT, "bench", "models", "make_bench_models.py")
+# Written by GENERATOR into --bench-models; every other name is a shared model.
+BENCH_MODELS = ("gpt2_style", "mobilenet_v2", "crnn")
+DEFAULT_NAMES = "mlp,resnet18,bert_tiny," + ",".join(BENCH_MODELS)
 
+# Tolerances of the correctness check, (rtol, atol), for weft and onnxruntime
+# alike; both are compared with the reference outputs stored beside the
+# model (torch's, for the repo's own models).
+DEFAULT_TOLERANCE = (1e-3, 1e-4)
+TOLERANCES = {
+    # Its logits reach ~200 in magnitude, where both runtimes differ from
+    # torch by ~1e-4 (float32 summation order), so atol 1e-4 fails near zero.
+    "gpt2_style": (1e-3, 1e-3),
+}
+
+# Models whose onnxruntime median is shorter are left out of the mean.
+MEAN_MIN_ORT_MS = 1.0
+VECTOR_FLAGS = ("avx2", "fma", "avx512f", "avx512bw", "avx512vl",
+                "avx512_vnni", "avx512_bf16", "amx_tile")
+
+
+def fail(message):
+    """Stops the run with a one-line message, exit 1."""
+    print(f"bench: {message}", file=sys.stderr, flush=True)
+    sys.exit(1)
+
+
+def last_line(text):
+    lines = [l.strip() for l in text.splitlines() if l.strip()]
+    return lines[-1] if lines else "(no output)"
+
+
+def show_output(out):
+    """A failed command's output, unless fail()'s line repeats all of it."""
+    text = out.stdout + out.stderr
+    if len([l for l in text.splitlines() if l.strip()]) > 1:
+        sys.stderr.write(text)
+
+
+def run_or_fail(model, what, cmd, **kwargs):
+    """Runs cmd; on failure prints its output and stops, naming model and cmd."""
+    try:
+        out = subprocess.run(cmd, capture_output=True, text=True, **kwargs)
+    except OSError as e:
+        fail(f"{model}: {what} did not start: {shlex.join(cmd)}: {e}")
+    if out.returncode != 0:
+        show_output(out)
+        fail(f"{model}: {what} failed (exit {out.returncode}): "
+             f"{shlex.join(cmd)}: {last_line(out.stderr or out.stdout)}")
+    return out
+
+
+# ---------------------------------------------------------------- machine
+
+def machine_info():
+    """CPU model name, the vector flags among VECTOR_FLAGS, core count."""
+    cpu, flags = None, set()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                key, _, value = line.partition(":")
+                key = key.strip()
+                if key == "model name" and cpu is None:
+                    cpu = value.strip()
+                elif key == "flags" and not flags:
+                    flags = set(value.split())
+    except OSError:
+        pass
+    cpu = cpu or platform.processor() or "unknown CPU"
+    present = [f for f in VECTOR_FLAGS if f in flags]
+    return {"cpu": cpu, "flags": " ".join(present) or "none of "
+            + " ".join(VECTOR_FLAGS), "cores": os.cpu_count()}
+
+
+def load_averages():
+    return "/".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# ---------------------------------------------------------------- setup
 
 def ensure_ort(cache):
+    if not shutil.which("node"):
+        fail("node is missing; install Debian's nodejs (onnxruntime-node "
+             "runs in it)")
     modules = os.path.join(cache, "node_modules")
     if os.path.isdir(os.path.join(modules, "onnxruntime-node")):
         return modules
     if not shutil.which("npm"):
-        sys.exit("bench: npm is missing; install Debian's npm, or put "
-                 f"onnxruntime-node@{ORT_VERSION} into {modules}")
+        fail("npm is missing; install Debian's npm, or put "
+             f"onnxruntime-node@{ORT_VERSION} into {modules}")
     os.makedirs(cache, exist_ok=True)
     print(f"bench: installing onnxruntime-node@{ORT_VERSION} into {cache}",
           flush=True)
-    subprocess.run(["npm", "init", "-y"], cwd=cache, check=True,
-                   stdout=subprocess.DEVNULL)
+    run_or_fail("onnxruntime-node", "npm init", ["npm", "init", "-y"],
+                cwd=cache)
     env = dict(os.environ, ONNXRUNTIME_NODE_INSTALL="skip")
-    subprocess.run(["npm", "install", f"onnxruntime-node@{ORT_VERSION}"],
-                   cwd=cache, env=env, check=True)
+    run_or_fail("onnxruntime-node", "npm install",
+                ["npm", "install", f"onnxruntime-node@{ORT_VERSION}"],
+                cwd=cache, env=env)
     return modules
+
+
+def ensure_bench_models(folder, names):
+    """Writes the repo's own models among names that are missing or older
+    than the generator script."""
+    stale = []
+    for name in names:
+        model = os.path.join(folder, name, "model.onnx")
+        output = os.path.join(folder, name, "test_data_set_0", "output_0.pb")
+        if (not os.path.exists(model) or not os.path.exists(output) or
+                os.path.getmtime(GENERATOR) > os.path.getmtime(model)):
+            stale.append(name)
+    if stale:
+        print(f"bench: generating {', '.join(stale)} into {folder}",
+              flush=True)
+        run_or_fail(",".join(stale), "generating the model",
+                    ["/usr/bin/python3", GENERATOR, folder,
+                     "--names", ",".join(stale)])
+
+
+def resolve_models(args):
+    """(name, model.onnx, data folder) per name; missing shared models are
+    skipped with a note, returned as the second value."""
+    names = [n for n in args.names.split(",") if n]
+    ensure_bench_models(args.bench_models,
+                        [n for n in names if n in BENCH_MODELS])
+    models, skipped = [], []
+    for name in names:
+        base = args.bench_models if name in BENCH_MODELS else args.models
+        model = os.path.join(base, name, "model.onnx")
+        data = os.path.join(base, name, "test_data_set_0")
+        if not os.path.exists(model) or not os.path.isdir(data):
+            print(f"bench: note: skipping {name}: no {model} "
+                  "(the shared models are not here)", flush=True)
+            skipped.append(name)
+            continue
+        models.append((name, model, data))
+    if not models:
+        fail("no model to measure")
+    return models, skipped
 
 
 def input_shape_flags(data_dir):
@@ -63,104 +209,280 @@ def input_shape_flags(data_dir):
     return flags
 
 
-def weft_median(build, pkg, data, threads, iters, warmup):
-    out = subprocess.run(
-        [os.path.join(build, "bin", "weft-run"), pkg, "--inputs", data,
-         "--bench", str(iters), "--warmup", str(warmup), "--threads",
-         str(threads)], capture_output=True, text=True)
+def compile_packages(build, name, model, data, work):
+    """The default package and the --mcpu=native one: {variant: folder}."""
+    packages = {}
+    for variant, extra in (("default", []), ("native", ["--mcpu=native"])):
+        pkg = os.path.join(work, f"{name}-{variant}")
+        cmd = [os.path.join(build, "bin", "weftc"), model, "-o", pkg,
+               "--quiet"] + extra + input_shape_flags(data)
+        run_or_fail(name, f"weftc ({variant})", cmd)
+        packages[variant] = pkg
+    return packages
+
+
+# ---------------------------------------------------------------- checks
+
+def check_weft(build, name, pkg, variant, data, rtol, atol):
+    cmd = [os.path.join(build, "bin", "weft-run"), pkg, "--inputs", data,
+           "--check", data, "--rtol", str(rtol), "--atol", str(atol)]
+    out = subprocess.run(cmd, capture_output=True, text=True)
+    if out.returncode == 2:
+        show_output(out)
+        fail(f"{name}: weft ({variant}) outputs do not match the reference "
+             f"(rtol {rtol}, atol {atol}); nothing timed: {shlex.join(cmd)}")
+    if out.returncode != 0:
+        show_output(out)
+        fail(f"{name}: weft-run ({variant}) failed (exit {out.returncode}): "
+             f"{shlex.join(cmd)}: {last_line(out.stderr or out.stdout)}")
+
+
+def check_ort(modules, name, model, data, rtol, atol):
+    cmd = ["node", ORT_BENCH, "--check", model, data, "--rtol", str(rtol),
+           "--atol", str(atol)]
+    out = subprocess.run(cmd, capture_output=True, text=True,
+                         env=dict(os.environ, NODE_PATH=modules))
+    if out.returncode != 0:
+        show_output(out)
+        what = ("outputs do not match the reference" if "FAILED" in out.stdout
+                else f"failed (exit {out.returncode})")
+        fail(f"{name}: onnxruntime {what} (rtol {rtol}, atol {atol}); "
+             f"nothing timed: {shlex.join(cmd)}")
+
+
+def check_model(build, modules, name, model, data, packages):
+    rtol, atol = TOLERANCES.get(name, DEFAULT_TOLERANCE)
+    for variant, pkg in packages.items():
+        check_weft(build, name, pkg, variant, data, rtol, atol)
+    check_ort(modules, name, model, data, rtol, atol)
+    print(f"bench: {name}: weft default, weft native and onnxruntime match "
+          f"the reference (rtol {rtol}, atol {atol})", flush=True)
+
+
+# ---------------------------------------------------------------- timing
+
+def weft_median(build, name, pkg, data, threads, iters, warmup):
+    cmd = [os.path.join(build, "bin", "weft-run"), pkg, "--inputs", data,
+           "--bench", str(iters), "--warmup", str(warmup), "--threads",
+           str(threads)]
+    out = run_or_fail(name, "weft-run --bench", cmd)
     m = re.search(r"median ([0-9.]+) ms\s+min ([0-9.]+) ms", out.stdout)
-    if out.returncode != 0 or not m:
-        sys.exit(f"bench: weft-run failed on {pkg}:\n{out.stdout}{out.stderr}")
+    if not m:
+        fail(f"{name}: no median in the output of {shlex.join(cmd)}")
     return float(m.group(1))
 
 
-def ort_median(modules, model, data, threads, iters, warmup):
-    env = dict(os.environ, NODE_PATH=modules)
-    script = os.path.join(ROOT, "..", "shared", "bench", "ort_bench.js")
-    out = subprocess.run(
-        ["node", script, model, str(threads), str(iters), "--warmup",
-         str(warmup), "--inputs", data, "--json"],
-        capture_output=True, text=True, env=env)
-    if out.returncode != 0:
-        sys.exit(f"bench: ort_bench.js failed on {model}:\n{out.stderr}")
-    return json.loads(out.stdout.strip().splitlines()[-1])["median_ms"]
+def ort_median(modules, name, model, data, threads, iters, warmup):
+    """(median ms, onnxruntime version it reports)."""
+    cmd = ["node", ORT_BENCH, model, str(threads), str(iters), "--warmup",
+           str(warmup), "--inputs", data, "--json"]
+    out = run_or_fail(name, "ort_bench.js", cmd,
+                      env=dict(os.environ, NODE_PATH=modules))
+    try:
+        res = json.loads(out.stdout.strip().splitlines()[-1])
+        return res["median_ms"], res.get("ort", ORT_VERSION)
+    except (ValueError, IndexError, KeyError):
+        fail(f"{name}: no JSON median in the output of {shlex.join(cmd)}")
 
+
+def time_round(args, modules, models, packages, threads):
+    """One round: rows of (name, threads, weft, native, ort) medians in ms."""
+    rows, ort_version = [], ORT_VERSION
+    for name, model, data in models:
+        for t in threads:
+            w = weft_median(args.build, name, packages[name]["default"],
+                            data, t, args.iters, args.warmup)
+            n = weft_median(args.build, name, packages[name]["native"],
+                            data, t, args.iters, args.warmup)
+            o, ort_version = ort_median(modules, name, model, data, t,
+                                        args.iters, args.warmup)
+            rows.append((name, t, w, n, o))
+            print(f"{name:12s} threads {t}: weft {w:8.3f} ms  native "
+                  f"{n:8.3f} ms  onnxruntime {o:8.3f} ms  ratio {w / o:5.2f} "
+                  f"(native {n / o:5.2f})", flush=True)
+    return rows, ort_version
+
+
+# ---------------------------------------------------------------- report
+
+def ms(x):
+    return f"{x:.3f}" if x >= 1 else f"{x:.4f}"
+
+
+def table(rows):
+    lines = ["| model | threads | weft (ms) | weft native (ms) | "
+             "onnxruntime (ms) | weft / ort | native / ort |",
+             "| --- | --- | --- | --- | --- | --- | --- |"]
+    for name, t, w, n, o in rows:
+        lines.append(f"| {name} | {t} | {ms(w)} | {ms(n)} | {ms(o)} | "
+                     f"{w / o:.2f} | {n / o:.2f} |")
+    return lines
+
+
+def geomean(xs):
+    return math.exp(sum(math.log(x) for x in xs) / len(xs))
+
+
+def summary(rows, threads):
+    """Summary lines: per thread count the mean and worst weft/ort ratio over
+    the models with ort >= MEAN_MIN_ORT_MS, then weft's t1/t2 speed-up."""
+    lines = []
+    for t in threads:
+        at_t = [r for r in rows if r[1] == t]
+        counted = [r for r in at_t if r[4] >= MEAN_MIN_ORT_MS]
+        left_out = [r[0] for r in at_t if r[4] < MEAN_MIN_ORT_MS]
+        note = (f" (left out, ort under {MEAN_MIN_ORT_MS:g} ms: "
+                f"{', '.join(left_out)})" if left_out else "")
+        if not counted:
+            lines.append(f"{t} thread(s): no model with an onnxruntime "
+                         f"median of {MEAN_MIN_ORT_MS:g} ms or more{note}")
+            continue
+        parts = []
+        for label, col in (("weft", 2), ("weft native", 3)):
+            ratios = [(r[col] / r[4], r[0]) for r in counted]
+            worst = max(ratios)
+            parts.append(f"{label}/ort geometric mean {geomean([x for x, _ in ratios]):.2f}, "
+                         f"worst {worst[0]:.2f} ({worst[1]})")
+        lines.append(f"{t} thread(s), mean over {len(counted)} "
+                     f"model{'s' if len(counted) > 1 else ''}: "
+                     + "; ".join(parts) + note)
+    if 1 in threads and 2 in threads:
+        speedups = []
+        for name in dict.fromkeys(r[0] for r in rows):
+            one = next(r for r in rows if r[0] == name and r[1] == 1)
+            two = next(r for r in rows if r[0] == name and r[1] == 2)
+            speedups.append(f"{name} {one[2] / two[2]:.2f} "
+                            f"(native {one[3] / two[3]:.2f})")
+        lines.append("weft 2-thread speed-up (t1/t2): " + ", ".join(speedups))
+    return lines
+
+
+def paragraph(text):
+    return textwrap.fill(" ".join(text.split()), width=76)
+
+
+def doc_text(args, machine, rounds, ort_version, skipped):
+    """The first section of docs/benchmarks.md."""
+    out = ["# Benchmarks", "", paragraph(f"""
+        Written by `bench/compare.py --write` on {datetime.date.today()}:
+        median latency of one inference (the run call only, inputs already
+        loaded) over {args.iters} runs after {args.warmup} warm-up runs, for
+        weft compiled for the default CPU (x86-64-v3), weft compiled with
+        `--mcpu=native`, and onnxruntime {ort_version} (CPU execution
+        provider, all graph optimizations), measured one right after the
+        other on the same inputs (each model's test_data_set_0) and thread
+        counts. Every model's outputs were first checked against its
+        reference outputs (torch's for the models of
+        `bench/models/make_bench_models.py`) by weft-run, for both packages,
+        and by onnxruntime."""), "", paragraph(f"""
+        Machine: {machine['cpu']}; vector flags {machine['flags']};
+        {machine['cores']} cores. Load averages (1/5/15 minutes) are taken
+        before and after each round. The geometric means and worst ratios
+        leave out models whose onnxruntime median is under
+        {MEAN_MIN_ORT_MS:g} ms (their ratios are in the tables); t1/t2 is
+        weft's 2-thread speed-up.""")]
+    if skipped:
+        out += ["", f"Skipped (not present): {', '.join(skipped)}."]
+    for i, (rows, summary_lines, before, after) in enumerate(rounds, 1):
+        out += ["", f"### Round {i} of {len(rounds)} (load average {before} "
+                f"before, {after} after)", ""]
+        out += table(rows) + [""] + ["- " + s for s in summary_lines]
+    out += ["", paragraph("""
+        Reproduce: `bench/compare.py --rounds 3 --write` (builds nothing: run
+        it after `scripts/test.sh` or a build into `build/`; it generates the
+        repo's own models into `build/bench-models`)."""), "", paragraph("""
+        Kernel-level measurements (GEMM on OpenBLAS vs oneDNN, convolution
+        algorithms) are in bench/kernels/README.md.""")]
+    return "\n".join(out) + "\n\n"
+
+
+def replace_first_section(path, text):
+    """Replaces everything before the first line starting with "## " by text
+    and keeps the rest byte for byte; writes a temp file, then renames."""
+    with open(path, "rb") as f:
+        old = f.read()
+    m = re.search(rb"^## ", old, re.MULTILINE)
+    rest = old[m.start():] if m else b""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".benchmarks-",
+                               suffix=".md")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(text.encode() + rest)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
+# ---------------------------------------------------------------- main
 
 def main():
     ap = argparse.ArgumentParser(
         description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("--models", default=os.path.join(ROOT, "..", "shared", "models"))
-    ap.add_argument("--names", default="mlp,resnet18,bert_tiny")
+    ap.add_argument("--models", default=os.path.join(ROOT, "..", "shared", "models"),
+                    help="the shared models (default ../shared/models)")
+    ap.add_argument("--bench-models",
+                    default=os.path.join(ROOT, "build", "bench-models"),
+                    help="where the repo's own models are generated "
+                         "(default build/bench-models)")
+    ap.add_argument("--names", default=DEFAULT_NAMES)
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--rounds", type=int, default=1,
+                    help="repeat the whole table N times (default 1)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
     ap.add_argument("--ort-cache",
                     default=os.path.expanduser("~/.cache/weft/ort"))
     ap.add_argument("--write", action="store_true",
-                    help="write the table to docs/benchmarks.md")
+                    help="replace the first section of docs/benchmarks.md")
+    ap.add_argument("--doc", default=os.path.join(ROOT, "docs", "benchmarks.md"),
+                    help=argparse.SUPPRESS)
     args = ap.parse_args()
+    if args.rounds < 1:
+        ap.error("--rounds must be at least 1")
 
-    modules = ensure_ort(args.ort_cache)
     threads = [int(t) for t in args.threads.split(",")]
+    for tool in ("weftc", "weft-run"):
+        if not os.access(os.path.join(args.build, "bin", tool), os.X_OK):
+            fail(f"no {os.path.join(args.build, 'bin', tool)}: build weft "
+                 "first (or pass --build DIR)")
+    machine = machine_info()
+    print(f"bench: {machine['cpu']}; {machine['flags']}; "
+          f"{machine['cores']} cores", flush=True)
+    modules = ensure_ort(args.ort_cache)
+    models, skipped = resolve_models(args)
+
     work = tempfile.mkdtemp(prefix="weft-bench-")
-    rows = []
+    rounds, ort_version = [], ORT_VERSION
     try:
-        for name in args.names.split(","):
-            model = os.path.join(args.models, name, "model.onnx")
-            data = os.path.join(args.models, name, "test_data_set_0")
-            pkg = os.path.join(work, name)
-            cmd = [os.path.join(args.build, "bin", "weftc"), model, "-o", pkg,
-                   "--quiet"] + input_shape_flags(data)
-            subprocess.run(cmd, check=True)
-            for t in threads:
-                w = weft_median(args.build, pkg, data, t, args.iters, args.warmup)
-                o = ort_median(modules, model, data, t, args.iters, args.warmup)
-                rows.append((name, t, w, o))
-                print(f"{name:10s} threads {t}: weft {w:8.3f} ms  "
-                      f"onnxruntime {o:8.3f} ms  ratio {w / o:5.2f}", flush=True)
+        packages = {}
+        for name, model, data in models:
+            packages[name] = compile_packages(args.build, name, model, data,
+                                              work)
+            check_model(args.build, modules, name, model, data,
+                        packages[name])
+        for i in range(1, args.rounds + 1):
+            before = load_averages()
+            print(f"\nround {i} of {args.rounds} (load average {before})",
+                  flush=True)
+            rows, ort_version = time_round(args, modules, models, packages,
+                                           threads)
+            after = load_averages()
+            summary_lines = summary(rows, threads)
+            print("\n".join([""] + table(rows) + [""] + summary_lines +
+                            [f"load average {before} before, {after} after"]),
+                  flush=True)
+            rounds.append((rows, summary_lines, before, after))
     finally:
         shutil.rmtree(work, ignore_errors=True)
 
-    lines = ["| model | threads | weft median (ms) | onnxruntime median (ms) | weft / ort |",
-             "| --- | --- | --- | --- | --- |"]
-    for name, t, w, o in rows:
-        lines.append(f"| {name} | {t} | {w:.3f} | {o:.3f} | {w / o:.2f} |")
-    summary = []
-    for t in threads:
-        ratios = [w / o for _, tt, w, o in rows if tt == t]
-        geo = math.exp(sum(math.log(r) for r in ratios) / len(ratios))
-        summary.append(f"geometric mean of weft/onnxruntime at {t} thread(s): {geo:.2f}")
-    print("\n".join(lines + [""] + summary))
-
     if args.write:
-        cpu = platform.processor()
-        try:
-            with open("/proc/cpuinfo") as f:
-                cpu = next(l.split(":", 1)[1].strip() for l in f
-                           if l.startswith("model name"))
-        except Exception:
-            pass
-        text = f"""# Benchmarks
-
-Written by `bench/compare.py --write` on {datetime.date.today()}: median
-latency of one inference (the run call only, inputs already loaded) over
-{args.iters} runs after {args.warmup} warm-up runs, weft and onnxruntime
-{ORT_VERSION} (CPU execution provider, all graph optimizations) measured one
-right after the other on the same inputs (each model's test_data_set_0) and
-thread counts. Machine: {cpu}, {os.cpu_count()} cores. weft packages are
-compiled for the default CPU (x86-64-v3).
-
-{chr(10).join(lines)}
-
-{chr(10).join('- ' + s for s in summary)}
-
-Reproduce: `bench/compare.py --write` (builds nothing: run it after
-`scripts/test.sh` or a build into `build/`).
-"""
-        with open(os.path.join(ROOT, "docs", "benchmarks.md"), "w") as f:
-            f.write(text)
-        print("bench: wrote docs/benchmarks.md")
+        replace_first_section(
+            args.doc, doc_text(args, machine, rounds, ort_version, skipped))
+        print(f"bench: wrote the first section of {args.doc}")
 
 
 if __name__ == "__main__":

@@ -22,6 +22,8 @@ packages=(
   libopenblas-openmp-dev libdnnl-dev
   # Independent reference outputs for the end-to-end tests.
   python3-torch
+  # The CPU benchmark's MobileNetV2 (bench/models/make_bench_models.py).
+  python3-torchvision
   # Multi-device: the sharding ILP (COIN-OR CBC) and the MPI runtime.
   coinor-libcbc-dev libopenmpi-dev openmpi-bin
   # rsvg-convert: the TimelineRender ctest renders simulated timeline SVGs
