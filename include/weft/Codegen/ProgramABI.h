@@ -75,6 +75,11 @@ inline constexpr llvm::StringLiteral kCollectiveSymbol = "weft_rt_collective";
 /// On a call whose symbol does not name its kind (collectives): the kind
 /// ("all_reduce", ...) for the "op" signature line.
 inline constexpr llvm::StringLiteral kOpKindAttr = "weft.op_kind";
+/// weft_rt_parallel_for and the outlined loop bodies it runs
+/// (weft-parallelize-loops).
+inline constexpr llvm::StringLiteral kParallelForSymbol =
+    "weft_rt_parallel_for";
+inline constexpr llvm::StringLiteral kLoopBodyPrefix = "__weft_loop_";
 
 /// On a memref.alloc: a receive's staging buffer (weft-stage-receives),
 /// which the memory plan keeps to itself for the whole program and across
