@@ -1,9 +1,10 @@
 //===- KernelBench.cpp - Times the CPU kernels' alternatives --------------===//
 //
 // weft-kernel-bench: GEMM on OpenBLAS vs oneDNN for the shapes of the MLP,
-// BERT and ResNet-18, and convolution on oneDNN (plain, blocked, Winograd)
-// vs im2col + GEMM for ResNet-18's layers, at the requested thread counts.
-// The kernels' Auto choices follow its tables (bench/kernels/README.md).
+// BERT and ResNet-18, convolution on oneDNN (plain, blocked, Winograd) vs
+// im2col + GEMM for ResNet-18's layers, and our depthwise kernel vs oneDNN
+// blocked for MobileNetV2's, at the requested thread counts. The kernels'
+// Auto choices follow its tables (bench/kernels/README.md).
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,7 +25,8 @@ using namespace weft::rt::cpu;
 
 namespace {
 const char *const kUsage =
-    "usage: weft-kernel-bench [--threads=1,2] [--only=gemm|conv|other]\n"
+    "usage: weft-kernel-bench [--threads=1,2]\n"
+    "                         [--only=gemm|conv|depthwise|other]\n"
     "                         [--min-time=SECONDS] [--stat=median|min]\n"
     "\n"
     "Times the alternatives behind the CPU kernels and prints a table per\n"
@@ -86,10 +88,10 @@ bool parseOptions(int argc, char **argv, Options &options, int &exitCode) {
     if (arg.rfind("--only=", 0) == 0) {
       options.only = arg.substr(7);
       if (options.only != "gemm" && options.only != "conv" &&
-          options.only != "other") {
+          options.only != "depthwise" && options.only != "other") {
         std::fprintf(stderr,
-                     "weft-kernel-bench: --only takes gemm, conv or other, "
-                     "not '%s'\n",
+                     "weft-kernel-bench: --only takes gemm, conv, depthwise "
+                     "or other, not '%s'\n",
                      options.only.c_str());
         exitCode = kUsageError;
         return false;
@@ -287,10 +289,10 @@ int benchConv(Contexts &contexts, const Options &options) {
     auto w = randomFloats(l.oc * l.c * l.kernel * l.kernel, 4);
     auto bias = randomFloats(l.oc, 5);
     std::vector<float> y(l.oc * out * out);
-    const int64_t params[] = {WEFT_RT_F32, 2,        1,      l.c,      l.oc,
-                              1,           l.size,   l.size, l.kernel, l.kernel,
-                              l.stride,    l.stride, 1,      1,        l.pad,
-                              l.pad,       l.pad,    l.pad,  out,      out};
+    const int64_t params[] = {
+        WEFT_RT_F32, 2,        1,        l.c,      l.oc, 1, l.size, l.size,
+        l.kernel,    l.kernel, l.stride, l.stride, 1,    1, l.pad,  l.pad,
+        l.pad,       l.pad,    out,      out,      0,    0, 0};
     double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
     std::printf("%-28s", l.name);
     size_t column = 0;
@@ -333,6 +335,109 @@ int benchConv(Contexts &contexts, const Options &options) {
 }
 
 //===----------------------------------------------------------------------===//
+// Depthwise convolution
+//===----------------------------------------------------------------------===//
+
+struct DepthwiseLayer {
+  const char *name;
+  int64_t c, size, stride;
+  /// How many times MobileNetV2 runs this shape.
+  int count;
+};
+
+/// Floats at a 64-byte boundary, as generated code allocates its buffers
+/// (kBufferAlignment).
+class AlignedFloats {
+public:
+  explicit AlignedFloats(const std::vector<float> &values)
+      : values(static_cast<float *>(std::aligned_alloc(
+            64, (values.size() * sizeof(float) + 63) / 64 * 64))) {
+    std::copy(values.begin(), values.end(), this->values);
+  }
+  AlignedFloats(const AlignedFloats &) = delete;
+  AlignedFloats &operator=(const AlignedFloats &) = delete;
+  ~AlignedFloats() { std::free(values); }
+  float *data() const { return values; }
+
+private:
+  float *values;
+};
+
+int benchDepthwise(Contexts &contexts, const Options &options) {
+  // MobileNetV2's 17 depthwise 3x3 layers (pads 1), each followed by a
+  // Relu6 that the compiler fuses: timed with the clamp to [0, 6].
+  const DepthwiseLayer layers[] = {
+      {"dw 32 112 s1", 32, 112, 1, 1},
+      {"dw 96 112 s2", 96, 112, 2, 1},
+      {"dw 144 56 s1", 144, 56, 1, 1},
+      {"dw 144 56 s2", 144, 56, 2, 1},
+      {"dw 192 28 s1 (x2)", 192, 28, 1, 2},
+      {"dw 192 28 s2", 192, 28, 2, 1},
+      {"dw 384 14 s1 (x4)", 384, 14, 1, 4},
+      {"dw 576 14 s1 (x2)", 576, 14, 1, 2},
+      {"dw 576 14 s2", 576, 14, 2, 1},
+      {"dw 960 7 s1 (x3)", 960, 7, 1, 3},
+  };
+  // The last column is what weft_rt_cpu_conv picks (Auto).
+  const ConvAlgorithm algorithms[] = {ConvAlgorithm::Depthwise,
+                                      ConvAlgorithm::OneDnnBlocked,
+                                      ConvAlgorithm::Auto};
+  printHeader("Depthwise 3x3 + Relu6: ours vs oneDNN blocked (MobileNetV2, "
+              "batch 1)",
+              {"depthwise", "dnnl-blocked", "kept"}, options);
+  const size_t columns = contexts.all.size() * std::size(algorithms);
+  std::vector<double> totals(columns, 0.0);
+  std::vector<std::string> implementations;
+  for (const DepthwiseLayer &l : layers) {
+    int64_t out = (l.size + 2 - 3) / l.stride + 1;
+    AlignedFloats x(randomFloats(l.c * l.size * l.size, 3));
+    AlignedFloats w(randomFloats(l.c * 9, 4));
+    AlignedFloats bias(randomFloats(l.c, 5));
+    AlignedFloats y(std::vector<float>(l.c * out * out));
+    // Relu6: activation 1, clamp to [0, 6].
+    const int64_t low = doubleBits(0.0), high = doubleBits(6.0);
+    const int64_t params[] = {WEFT_RT_F32, 2,      1, l.c, l.c,      l.c,
+                              l.size,      l.size, 3, 3,   l.stride, l.stride,
+                              1,           1,      1, 1,   1,        1,
+                              out,         out,    1, low, high};
+    double flops = 2.0 * l.c * out * out * 9;
+    std::printf("%-28s", l.name);
+    size_t column = 0;
+    for (weft_rt_context *ctx : contexts.all)
+      for (ConvAlgorithm algorithm : algorithms) {
+        double us = timeIt(
+            [&] {
+              return convWith(ctx, algorithm, params, x.data(), w.data(),
+                              bias.data(), y.data());
+            },
+            options);
+        if (us < 0) {
+          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", l.name,
+                       weft_rt_context_error(ctx));
+          return kInternalError;
+        }
+        if (ctx == contexts.all.front() &&
+            algorithm == ConvAlgorithm::OneDnnBlocked)
+          implementations.push_back(std::string(l.name) + ": " +
+                                    oneDnnConvImplementation(ctx, params));
+        totals[column++] += us * l.count;
+        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
+      }
+    std::printf("\n");
+    std::fflush(stdout);
+    for (weft_rt_context *ctx : contexts.all)
+      ctx->kernelCache.clear();
+  }
+  std::printf("%-28s", "MobileNetV2 dw, total");
+  for (double total : totals)
+    std::printf(" %8.0f        ", total);
+  std::printf("\n\noneDNN implementations (blocked):\n");
+  for (const std::string &line : implementations)
+    std::printf("  %s\n", line.c_str());
+  return kOk;
+}
+
+//===----------------------------------------------------------------------===//
 // Other kernels
 //===----------------------------------------------------------------------===//
 
@@ -365,7 +470,8 @@ int benchOther(Contexts &contexts, const Options &options) {
       {"layer norm 128x128",
        [&](weft_rt_context *ctx) {
          return weft_rt_cpu_normalize(ctx, layerNorm.data(), x.data(),
-                                      scale.data(), bias.data(), y.data());
+                                      scale.data(), bias.data(), y.data(),
+                                      nullptr, nullptr);
        }},
       {"max pool 64x112x112 k3s2",
        [&](weft_rt_context *ctx) {
@@ -424,6 +530,9 @@ int main(int argc, char **argv) {
       return code;
   if (options.only.empty() || options.only == "conv")
     if (int code = benchConv(contexts, options))
+      return code;
+  if (options.only.empty() || options.only == "depthwise")
+    if (int code = benchDepthwise(contexts, options))
       return code;
   if (options.only.empty() || options.only == "other")
     if (int code = benchOther(contexts, options))

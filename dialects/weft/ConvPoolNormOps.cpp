@@ -169,6 +169,16 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   int64_t group = adaptor.getGroup();
   if (group < 1)
     return emitOptionalError(loc, "group ", group, " must be >= 1");
+  std::optional<APFloat> clampMin = adaptor.getClampMin();
+  std::optional<APFloat> clampMax = adaptor.getClampMax();
+  for (const std::optional<APFloat> &bound : {clampMin, clampMax})
+    if (bound && !bound->isFinite())
+      return emitOptionalError(loc, "clamp bounds must be finite");
+  if (clampMin && clampMax && clampMin->convertToDouble() >
+                                  clampMax->convertToDouble())
+    return emitOptionalError(loc, "clamp_min ", clampMin->convertToDouble(),
+                             " is greater than clamp_max ",
+                             clampMax->convertToDouble());
 
   int64_t channels = inputType.getDimSize(1);
   int64_t outChannels = weightType.getDimSize(0);

@@ -89,7 +89,23 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
     - M is divisible by `group` and C equals `group` times weight dimension 1;
     - `bias` has shape (M);
     - every output size is >= 1 (the kernel fits in the padded input);
-    - the result is N x M x (output sizes) with the input's element type.
+    - the result is N x M x (output sizes) with the input's element type;
+    - `clamp_min` and `clamp_max` are finite, and `clamp_min <= clamp_max`
+      when both are present.
+
+    `clamp_min` and `clamp_max` limit every output element after the bias,
+    as `weft.clip` would (`min(max(y, clamp_min), clamp_max)`; NaN stays
+    NaN). Codegen sets them when it fuses a following Relu (`clamp_min
+    0.0`), Relu6 or Clip into the convolution (`weft-fuse-conv-clamp`), so
+    that the kernel clamps while the output is still in cache; the importer
+    never does.
+
+    ```mlir
+    %r6 = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
+            dilations [1, 1] group 32 clamp_min 0.0 clamp_max 6.0
+            : (tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>,
+               tensor<32xf32>) -> tensor<1x32x112x112xf32>
+    ```
   }];
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
                        Optional<Weft_FloatTensor>:$bias,
@@ -97,12 +113,15 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
                        DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$group,
                        DefaultValuedAttr<Weft_AutoPad,
-                           "::mlir::weft::AutoPad::notset">:$auto_pad);
+                           "::mlir::weft::AutoPad::notset">:$auto_pad,
+                       OptionalAttr<F64Attr>:$clamp_min,
+                       OptionalAttr<F64Attr>:$clamp_max);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
     `dilations` $dilations (`group` $group^)? (`auto_pad` $auto_pad^)?
-    attr-dict `:` functional-type(operands, results)
+    (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)? attr-dict `:`
+    functional-type(operands, results)
   }];
   let hasCanonicalizeMethod = 1;
 }

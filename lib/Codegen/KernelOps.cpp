@@ -7,6 +7,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelOps.h"
+
+#include <limits>
 #include "KernelCall.h"
 
 #include "weft/Codegen/ProgramABI.h"
@@ -274,6 +276,18 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
   call.params_(x.drop_front(2)).params_(w.drop_front(2));
   call.params_(op.getStrides()).params_(op.getDilations());
   call.params_(begin).params_(end).params_(y.drop_front(2));
+  // The fused clamp (weft-fuse-conv-clamp): activation 1 with its bounds,
+  // or 0.
+  if (op.getClampMin() || op.getClampMax()) {
+    constexpr double inf = std::numeric_limits<double>::infinity();
+    call.param(1);
+    call.paramF64(op.getClampMin() ? op.getClampMin()->convertToDouble()
+                                   : -inf);
+    call.paramF64(op.getClampMax() ? op.getClampMax()->convertToDouble()
+                                   : inf);
+  } else {
+    call.param(0).param(0).param(0);
+  }
   call.buffer(in[0]).buffer(in[1]);
   call.buffer(op.getBias() ? in[2] : Value()).buffer(out[0]);
   call.emit(b, op);

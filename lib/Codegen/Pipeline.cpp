@@ -50,6 +50,12 @@ void mlir::weft::buildCpuBufferizationPipeline(
     OpPassManager &pm, const CpuCodegenPipelineOptions &options) {
   // Fold what static shapes make constant (shape arithmetic, auto_pad).
   pm.addPass(createCanonicalizerPass());
+  // LayerNorm written out op by op becomes one normalization kernel.
+  pm.addNestedPass<func::FuncOp>(createWeftFuseLayerNorm());
+  pm.addPass(createCanonicalizerPass());
+  // A Relu or Clip after a convolution becomes the kernel's clamp.
+  if (options.fuseConvClamp)
+    pm.addNestedPass<func::FuncOp>(createWeftFuseConvClamp());
   // Elementwise math to linalg.generic, then merge producer-consumer chains
   // into single loop nests.
   pm.addNestedPass<func::FuncOp>(createWeftLowerToLinalg());
@@ -79,8 +85,10 @@ void mlir::weft::buildCpuCodegenPipeline(
   pm.addPass(createWeftInsertStatusChecks());
   // Vectorizable exp, tanh, erf, ... instead of scalar libm calls.
   pm.addPass(createWeftApproximateMath());
-  // Loop nests, then everything to the LLVM dialect.
-  pm.addNestedPass<func::FuncOp>(createConvertLinalgToLoopsPass());
+  // Loop nests; the large parallel ones run on the runtime's threads.
+  pm.addNestedPass<func::FuncOp>(createConvertLinalgToParallelLoopsPass());
+  pm.addPass(createWeftParallelizeLoops());
+  // Then everything to the LLVM dialect.
   addHostLoweringToLLVM(pm, /*withGpuLaunches=*/false);
 }
 
@@ -119,6 +127,8 @@ void mlir::weft::buildCudaKernelPipeline(
   // NCCL's receives are queued on the device's stream already; emulated on
   // the CPU, they are MPI's.
   common.stageReceives = options.emulateOnCpu;
+  // cuDNN's path has no fused clamp (runtime/cuda/kernels/Conv.cpp).
+  common.fuseConvClamp = false;
   buildCpuBufferizationPipeline(pm, common);
   // Constant data moves to the device's weights before anything reads it.
   WeftDeviceConstantsToWeightsOptions constants;

@@ -220,8 +220,10 @@ static std::optional<LoopSpace> einsum(EinsumOp op) {
   return b.space;
 }
 
-/// Convolution: batch, output channels and (without bias, ungrouped) input
-/// channels; spatial dimensions stay whole (halos are not modelled).
+/// Convolution: batch, output channels and (without bias or clamp,
+/// ungrouped) input channels, whose partial sums must not be biased or
+/// clamped before they are added; spatial dimensions stay whole (halos are
+/// not modelled).
 static std::optional<LoopSpace> conv(ConvOp op) {
   ArrayRef<int64_t> x = shapeOf(op.getInput()), w = shapeOf(op.getWeight());
   ArrayRef<int64_t> y = shapeOf(op.getResult());
@@ -229,7 +231,8 @@ static std::optional<LoopSpace> conv(ConvOp op) {
   bool ungrouped = op.getGroup() == 1;
   int n = b.addLoop(y[0]);
   int co = ungrouped ? b.addLoop(y[1]) : -1;
-  int ci = ungrouped && !op.getBias()
+  int ci = ungrouped && !op.getBias() && !op.getClampMin() &&
+                   !op.getClampMax()
                ? b.addLoop(x[1], LoopKind::ReductionSum)
                : -1;
   SmallVector<int> xDims(x.size(), -1), wDims(w.size(), -1),

@@ -2,7 +2,7 @@
 //
 // weft_rt_cpu_conv: reads the parameter block (parseConv, ConvShape.cpp),
 // picks an algorithm per shape and implements the im2col + GEMM one
-// (oneDNN's are in ConvOneDnn.cpp).
+// (oneDNN's are in ConvOneDnn.cpp, the depthwise one in DepthwiseConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,7 +11,6 @@
 using namespace weft::rt::cpu;
 
 static const char *const kConv = "conv";
-
 
 //===----------------------------------------------------------------------===//
 // im2col + GEMM
@@ -68,15 +67,28 @@ static void im2col(const ConvShape &s, const float *x, int64_t cg, float *col,
   }
 }
 
-/// Fills each output channel with its bias (or zero) for the GEMM to
-/// accumulate onto.
-static void fillChannels(const ConvShape &s, const float *bias, float *out,
-                         int nt) {
-  int64_t planes = s.n * s.oc, plane = s.outPlane();
+/// Finishes `planes` output planes of `plane` elements each, whose channel
+/// biases are bias[0..planes) (bias NULL: none): adds the bias to what the
+/// GEMM wrote (or, with `fill`, writes the bias alone) and applies the fused
+/// clamp, in one pass.
+static void finishPlanes(const ConvShape &s, const float *bias, bool fill,
+                         float *out, int64_t planes, int64_t plane, int nt) {
+  const float low = s.clampLow, high = s.clampHigh;
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t p = 0; p < planes; ++p) {
-    float value = bias ? bias[p % s.oc] : 0.0f;
-    std::fill(out + p * plane, out + (p + 1) * plane, value);
+    float *y = out + p * plane;
+    const float b = bias ? bias[p] : 0.0f;
+    if (fill) {
+      float value = b < low ? low : b;
+      value = value > high ? high : value;
+      std::fill(y, y + plane, value);
+      continue;
+    }
+    for (int64_t i = 0; i < plane; ++i) {
+      float value = y[i] + b;
+      value = value < low ? low : value;
+      y[i] = value > high ? high : value;
+    }
   }
 }
 
@@ -95,9 +107,10 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
   if (!direct)
     WEFT_RT_TRY(col.allocate(ctx, kConv, reduction * outPlane * 4,
                              "the im2col matrix"));
-  fillChannels(s, bias, out, threadsFor(ctx, s.n * s.oc * outPlane));
-  if (reduction == 0)
-    return WEFT_RT_OK;
+  // The GEMM writes each group's output (beta 0); the bias and the clamp
+  // follow in one pass over it while it is still in cache, or not at all.
+  const bool finish = bias || s.hasClamp;
+  const int finishThreads = threadsFor(ctx, ocg * outPlane);
   int nt = threadsFor(ctx, reduction * outPlane);
   applyLibraryThreads(ctx);
   for (int64_t image = 0; image < s.n; ++image) {
@@ -111,7 +124,10 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
       }
       WEFT_RT_TRY(gemmF32(ctx, backend, false, false, ocg, outPlane, reduction,
                           1.0f, weight + g * ocg * reduction, reduction,
-                          columns, outPlane, 1.0f, y, outPlane));
+                          columns, outPlane, 0.0f, y, outPlane));
+      if (finish)
+        finishPlanes(s, bias ? bias + g * ocg : nullptr, false, y, ocg,
+                     outPlane, finishThreads);
     }
   }
   return WEFT_RT_OK;
@@ -132,6 +148,11 @@ static ConvAlgorithm chooseAlgorithm(const ConvShape &s) {
                   s.dilations[1] == 1 && s.dilations[2] == 1;
   if (winograd)
     return ConvAlgorithm::OneDnnWinograd;
+  // Depthwise (channel multiplier 1): our direct kernel on the plain layout
+  // is several times faster than oneDNN's blocked one with its two
+  // reorders (MobileNetV2's layers in bench/kernels/README.md).
+  if (s.isDepthwise() && s.spatialRank == 2)
+    return ConvAlgorithm::Depthwise;
   // 1x1 convolutions are GEMMs already (after subsampling when strided):
   // one sgemm on the plain layout is as fast as oneDNN's GEMM-based
   // convolution and beats a blocked one, which pays two reorders.
@@ -156,8 +177,11 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
   auto *y = static_cast<float *>(out);
   const auto *b = static_cast<const float *>(bias);
   if (s.c == 0) {
-    // Nothing to convolve: oneDNN refuses empty channels.
-    fillChannels(s, b, y, threadsFor(ctx, outCount));
+    // Nothing to convolve (oneDNN refuses empty channels): the clamped
+    // bias.
+    for (int64_t image = 0; image < s.n; ++image)
+      finishPlanes(s, b, true, y + image * s.oc * s.outPlane(), s.oc,
+                   s.outPlane(), threadsFor(ctx, s.oc * s.outPlane()));
     return WEFT_RT_OK;
   }
   WEFT_RT_TRY(requireBuffer(ctx, kConv, input, "input"));
@@ -171,6 +195,13 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
     return convIm2col(ctx, GemmBackend::OneDnn, s, x, w, b, y);
   case ConvAlgorithm::Im2colOpenBlas:
     return convIm2col(ctx, GemmBackend::OpenBlas, s, x, w, b, y);
+  case ConvAlgorithm::Depthwise:
+    if (!s.isDepthwise())
+      return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                          "conv: the depthwise algorithm needs group == C == "
+                          "OC (group %lld, C %lld, OC %lld)",
+                          (long long)s.group, (long long)s.c, (long long)s.oc);
+    return convDepthwise(ctx, s, x, w, b, y);
   default:
     return convOneDnn(ctx, algorithm, params, s, x, w, b, y);
   }

@@ -1,8 +1,9 @@
 //===- Conv.h - Convolution algorithms --------------------------*- C++ -*-===//
 //
 // The validated shape of a convolution and the algorithms that compute one
-// (oneDNN in several layouts, im2col + GEMM), selectable so that
-// weft-kernel-bench can compare them; private to runtime/cpu.
+// (oneDNN in several layouts, im2col + GEMM, a direct depthwise kernel),
+// selectable so that weft-kernel-bench can compare them; private to
+// runtime/cpu.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,6 +30,10 @@ enum class ConvAlgorithm {
   /// and group, on oneDNN's or OpenBLAS's sgemm.
   Im2colOneDnnGemm,
   Im2colOpenBlas,
+  /// Our direct depthwise convolution on the plain NC[D]HW layout
+  /// (DepthwiseConv.cpp): group == C == OC only, other shapes fail with
+  /// WEFT_RT_UNSUPPORTED.
+  Depthwise,
 };
 
 /// A validated convolution parameter block, with 1-D and 2-D convolutions
@@ -38,11 +43,19 @@ struct ConvShape {
   int64_t n, c, oc, group;
   int64_t in[3], kernel[3], strides[3], dilations[3], padsBegin[3], padsEnd[3],
       out[3];
-  /// Words of the parameter block.
+  /// The fused activation (activation word 1): every output element is
+  /// clamped to [clampLow, clampHigh] after the bias. Without one (word 0)
+  /// hasClamp is false and the bounds are -inf and +inf, so that kernels
+  /// may clamp unconditionally.
+  bool hasClamp;
+  float clampLow, clampHigh;
+  /// Words of the parameter block, the activation words included.
   size_t words;
   int64_t inPlane() const { return in[0] * in[1] * in[2]; }
   int64_t outPlane() const { return out[0] * out[1] * out[2]; }
   int64_t kernelVolume() const { return kernel[0] * kernel[1] * kernel[2]; }
+  /// Whether every group has one input and one output channel.
+  bool isDepthwise() const { return group == c && group == oc; }
 };
 
 /// Reads and checks a conv parameter block (sizes agree, nothing
@@ -61,6 +74,23 @@ weft_rt_status convOneDnn(weft_rt_context *ctx, ConvAlgorithm algorithm,
                           const int64_t *params, const ConvShape &shape,
                           const float *input, const float *weight,
                           const float *bias, float *out);
+
+/// The instruction sets the depthwise kernel's fast path is compiled for,
+/// in increasing order: 8 lanes on the baseline and on AVX2 with FMA, 16 on
+/// AVX-512.
+enum class DepthwiseIsa { Baseline, Avx2, Avx512 };
+
+/// Caps the instruction set the depthwise kernel uses (process-wide; the
+/// default, Avx512, leaves it the best the CPU has), so that tests and
+/// weft-kernel-bench can run the narrower code on a wider CPU. Returns the
+/// set now used: the cap or the CPU's, whichever is lower.
+DepthwiseIsa capDepthwiseIsa(DepthwiseIsa cap);
+
+/// The direct depthwise convolution (DepthwiseConv.cpp); `shape` has
+/// group == C == OC and C > 0.
+weft_rt_status convDepthwise(weft_rt_context *ctx, const ConvShape &shape,
+                             const float *input, const float *weight,
+                             const float *bias, float *out);
 
 /// The name of the oneDNN implementation cached for `params` ("" if none),
 /// for the benchmark's table.

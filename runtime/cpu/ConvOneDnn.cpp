@@ -2,7 +2,7 @@
 //
 // Builds a oneDNN convolution primitive once per op (cached in the context
 // under the op's parameter block) and runs it, with reorders around it when
-// the primitive prefers blocked layouts.
+// the primitive prefers blocked layouts; a fused clamp is an eltwise post-op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
+#include <limits>
 #include <map>
 #include <memory>
 
@@ -228,6 +229,29 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
     dnnl_primitive_attr_destroy(attr);
     return dnnlFailure(ctx, modeStatus, "scratchpad mode");
   }
+  // The fused clamp, as an eltwise post-op applied to the output before it
+  // is stored: a Relu (low 0, no high bound) as oneDNN's relu, anything else
+  // as clip (the same forward result as clip_v2).
+  if (s.hasClamp) {
+    dnnl_post_ops_t postOps = nullptr;
+    dnnl_status_t postStatus = dnnl_post_ops_create(&postOps);
+    if (postStatus == dnnl_success) {
+      bool relu = s.clampLow == 0.0f &&
+                  s.clampHigh == std::numeric_limits<float>::infinity();
+      postStatus =
+          relu ? dnnl_post_ops_append_eltwise(postOps, 1.0f, dnnl_eltwise_relu,
+                                              0.0f, 0.0f)
+               : dnnl_post_ops_append_eltwise(postOps, 1.0f, dnnl_eltwise_clip,
+                                              s.clampLow, s.clampHigh);
+      if (postStatus == dnnl_success)
+        postStatus = dnnl_primitive_attr_set_post_ops(attr, postOps);
+      dnnl_post_ops_destroy(postOps);
+    }
+    if (postStatus != dnnl_success) {
+      dnnl_primitive_attr_destroy(attr);
+      return dnnlFailure(ctx, postStatus, "clamp post-op");
+    }
+  }
   // Winograd exists for few shapes; where it does not, fall back to the
   // direct algorithm.
   dnnl_primitive_desc_t pd = nullptr;
@@ -398,6 +422,11 @@ std::string weft::rt::cpu::oneDnnConvImplementation(weft_rt_context *ctx,
   auto it = ctx->kernelCache.find(params);
   if (it == ctx->kernelCache.end())
     return "";
-  auto *entry = dynamic_cast<OneDnnConv *>(it->second.get());
-  return entry ? entry->implementation : "";
+  auto *all = dynamic_cast<OneDnnConvByThreads *>(it->second.get());
+  if (!all)
+    return "";
+  auto byThreads = all->byThreads.find(ctx->numThreads);
+  if (byThreads == all->byThreads.end() || !byThreads->second)
+    return "";
+  return byThreads->second->implementation;
 }

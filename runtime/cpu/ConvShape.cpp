@@ -8,6 +8,9 @@
 #include "Conv.h"
 #include "KernelParams.h"
 
+#include <cmath>
+#include <limits>
+
 using namespace weft::rt;
 using namespace weft::rt::cpu;
 
@@ -38,7 +41,26 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
   int64_t *const fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
                              s.padsBegin, s.padsEnd, s.out};
   readSpatialArrays(r, rank, fields);
+  int64_t activation = r.next();
+  double low = r.nextDouble(), high = r.nextDouble();
   s.words = r.consumed();
+  WEFT_RT_REQUIRE(ctx, activation == 0 || activation == 1,
+                  "conv: unknown activation %lld (0: none, 1: clamp to [low, "
+                  "high])",
+                  (long long)activation);
+  s.hasClamp = activation == 1;
+  s.clampLow = -std::numeric_limits<float>::infinity();
+  s.clampHigh = std::numeric_limits<float>::infinity();
+  if (s.hasClamp) {
+    WEFT_RT_REQUIRE(ctx, !std::isnan(low) && !std::isnan(high) && low <= high,
+                    "conv: invalid clamp bounds [%g, %g] (low <= high "
+                    "expected, neither NaN)",
+                    low, high);
+    // Rounding to float keeps low <= high (it is monotonic); bounds beyond
+    // the float range become infinities.
+    s.clampLow = static_cast<float>(low);
+    s.clampHigh = static_cast<float>(high);
+  }
   for (int64_t d = 3 - rank; d < 3; ++d) {
     long long axis = d - (3 - rank);
     WEFT_RT_REQUIRE(ctx,

@@ -179,6 +179,33 @@ typedef struct weft_rt_program {
 void weft_rt_op_begin(weft_rt_context *ctx, int64_t op_id);
 void weft_rt_op_end(weft_rt_context *ctx, int64_t op_id);
 
+/// The body of a generated loop nest (weft-parallelize-loops): runs items
+/// [begin, end). The arena and the weights come as MLIR passes a
+/// memref<?xi8> to a function: allocated and aligned pointers, offset, size
+/// and stride.
+typedef void (*weft_rt_loop_body)(weft_rt_context *ctx, int8_t *arena_allocated,
+                                  int8_t *arena_aligned, int64_t arena_offset,
+                                  int64_t arena_size, int64_t arena_stride,
+                                  int8_t *weights_allocated,
+                                  int8_t *weights_aligned,
+                                  int64_t weights_offset, int64_t weights_size,
+                                  int64_t weights_stride, int64_t begin,
+                                  int64_t end);
+
+/// Called by generated code for a loop nest of `count` items of about
+/// `work_per_item` operations each: runs `body` over [0, count), split into
+/// one contiguous range per thread of the runtime's OpenMP team (the
+/// context's thread count at most, fewer when the work is small; one inside
+/// another parallel region). The items are independent, so the result does
+/// not depend on the split.
+void weft_rt_parallel_for(weft_rt_context *ctx, int64_t count,
+                          int64_t work_per_item, weft_rt_loop_body body,
+                          int8_t *arena_allocated, int8_t *arena_aligned,
+                          int64_t arena_offset, int64_t arena_size,
+                          int64_t arena_stride, int8_t *weights_allocated,
+                          int8_t *weights_aligned, int64_t weights_offset,
+                          int64_t weights_size, int64_t weights_stride);
+
 /*===----------------------------------------------------------------------===*\
 |* Models: a program with its arena and weights, for embedding programs     *|
 \*===----------------------------------------------------------------------===*/
@@ -406,10 +433,17 @@ weft_rt_status weft_rt_cpu_matmul(weft_rt_context *ctx, const int64_t *params,
                                   const void *a, const void *b,
                                   const void *bias, void *out);
 
-/// ONNX Conv, NC[D]HW, S spatial dimensions (1..3).
+/// ONNX Conv, NC[D]HW, S spatial dimensions (1..3), with an optional fused
+/// clamp (Relu, Relu6, Clip).
 /// params: dtype, S, N, C, OC, group, in[S], kernel[S], strides[S],
-///         dilations[S], pads_begin[S], pads_end[S], out[S]
+///         dilations[S], pads_begin[S], pads_end[S], out[S],
+///         activation, low, high
 /// weight is OC x C/group x kernel...; bias (may be NULL) has OC elements.
+/// activation 0: none (low and high are ignored; write 0); 1: every output
+/// element is clamped to [low, high] after the bias, min(max(y, low), high)
+/// with NaN kept. low and high are the bits of doubles, -inf and +inf
+/// allowed (Relu: 0, +inf), neither NaN, low <= high; they are rounded to
+/// the output's type. The three words are always present.
 /// dtypes: f32.
 weft_rt_status weft_rt_cpu_conv(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, const void *weight,

@@ -16,6 +16,19 @@ torch.onnx.export, with symbolic batch (and sequence or image) dimensions:
                   symbolic batch and sequence
   transformer_op14  the same network at opset 14, where layer norm is
                   exported as ReduceMean/Sub/Pow/Sqrt/Div
+  mobile          MobileNetV2-style: a strided stem, inverted residual blocks
+                  (1x1 expansion, 3x3 depthwise with stride 1 and 2, 1x1
+                  projection) with BatchNormalization and ReLU6 (Clip),
+                  residual adds, global average pool, a classifier; opset 13,
+                  symbolic batch, height and width. Exported in eval mode,
+                  so the exporter folds BatchNormalization into the
+                  convolutions and each ReLU6 follows its convolution (the
+                  fused clamp of the CPU kernels)
+  decoder         a GPT-2-style decoder written out by hand: LayerNorm as
+                  ReduceMean/Sub/Pow/Sqrt/Div with its scale and shift, tanh
+                  GELU as Mul/Pow/Add/Tanh, a causal mask; opset 17, batch
+                  and sequence symbolic. Its large case gives loops big
+                  enough to run on several threads.
 
 For every shape a model is tested with there is a folder in ONNX's test-data
 layout (input_<i>.pb, output_<i>.pb). The reference outputs come from PyTorch
@@ -176,6 +189,114 @@ class Encoder(torch.nn.Module):
         return x, torch.tanh(self.pool(x[:, 0]))
 
 
+def conv_bn_relu6(cin, cout, kernel, stride, groups=1):
+    """A bias-free convolution, its batch norm and ReLU6 (ONNX Clip)."""
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(cin, cout, kernel, stride=stride,
+                        padding=kernel // 2, groups=groups, bias=False),
+        torch.nn.BatchNorm2d(cout), torch.nn.ReLU6())
+
+
+class InvertedResidual(torch.nn.Module):
+    """MobileNetV2's block: expand, depthwise, project; a residual add when
+    the shape is kept."""
+
+    def __init__(self, cin, cout, stride, expand):
+        super().__init__()
+        mid = cin * expand
+        self.body = torch.nn.Sequential(
+            conv_bn_relu6(cin, mid, 1, 1),
+            conv_bn_relu6(mid, mid, 3, stride, groups=mid),
+            torch.nn.Conv2d(mid, cout, 1, bias=False),
+            torch.nn.BatchNorm2d(cout))
+        self.residual = stride == 1 and cin == cout
+
+    def forward(self, x):
+        y = self.body(x)
+        return x + y if self.residual else y
+
+
+class Mobile(torch.nn.Module):
+    """A small MobileNetV2."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = conv_bn_relu6(3, 16, 3, 2)
+        self.blocks = torch.nn.Sequential(
+            InvertedResidual(16, 16, 1, 4), InvertedResidual(16, 24, 2, 6),
+            InvertedResidual(24, 24, 1, 6))
+        self.fc = torch.nn.Linear(24, 10)
+
+    def forward(self, x):
+        x = self.blocks(self.stem(x))
+        x = torch.nn.functional.adaptive_avg_pool2d(x, 1)
+        return self.fc(torch.flatten(x, 1))
+
+
+class WrittenOutLayerNorm(torch.nn.Module):
+    """LayerNorm op by op, as exporters of hand-written models emit it."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.rand(dim) + 0.5)
+        self.bias = torch.nn.Parameter(torch.randn(dim) * 0.2)
+
+    def forward(self, x):
+        d = x - x.mean(-1, keepdim=True)
+        var = d.pow(2).mean(-1, keepdim=True)
+        return d / torch.sqrt(var + 1e-5) * self.weight + self.bias
+
+
+class DecoderLayer(torch.nn.Module):
+    """Pre-norm causal self-attention and a tanh-GELU feed-forward."""
+
+    def __init__(self, dim, heads, max_len):
+        super().__init__()
+        self.heads = heads
+        self.norm1 = WrittenOutLayerNorm(dim)
+        self.qkv = torch.nn.Linear(dim, 3 * dim)
+        self.proj = torch.nn.Linear(dim, dim)
+        self.norm2 = WrittenOutLayerNorm(dim)
+        self.ff1 = torch.nn.Linear(dim, 4 * dim)
+        self.ff2 = torch.nn.Linear(4 * dim, dim)
+        self.register_buffer(
+            "causal", torch.tril(torch.ones(max_len, max_len)) == 0)
+
+    def forward(self, x):
+        b, s, d = x.shape
+        dh = d // self.heads
+        q, k, v = self.qkv(self.norm1(x)).split(d, dim=2)
+        q, k, v = [t.view(b, s, self.heads, dh).transpose(1, 2)
+                   for t in (q, k, v)]
+        att = torch.matmul(q, k.transpose(-1, -2)) / math.sqrt(dh)
+        att = att.masked_fill(self.causal[:s, :s], -1e9)
+        y = torch.matmul(torch.softmax(att, dim=-1), v)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, s, d))
+        h = self.ff1(self.norm2(x))
+        h = 0.5 * h * (1.0 + torch.tanh(
+            math.sqrt(2.0 / math.pi) * (h + 0.044715 * torch.pow(h, 3.0))))
+        return x + self.ff2(h)
+
+
+class Decoder(torch.nn.Module):
+    """A GPT-2-style decoder with a tied LM head."""
+
+    def __init__(self, vocab=64, max_len=64, dim=64, heads=4, layers=2):
+        super().__init__()
+        self.tok = torch.nn.Embedding(vocab, dim)
+        self.pos = torch.nn.Embedding(max_len, dim)
+        self.layers = torch.nn.ModuleList(
+            [DecoderLayer(dim, heads, max_len) for _ in range(layers)])
+        self.norm = WrittenOutLayerNorm(dim)
+
+    def forward(self, input_ids):
+        positions = torch.arange(input_ids.shape[1], device=input_ids.device)
+        x = self.tok(input_ids) + self.pos(positions)[None]
+        for layer in self.layers:
+            x = layer(x)
+        return torch.matmul(self.norm(x), self.tok.weight.t())
+
+
 def randomize_norms(module, gen):
     """Gives every norm layer non-trivial statistics and affine parameters,
     so that a kernel ignoring one of them gives wrong outputs."""
@@ -236,12 +357,29 @@ MODELS = {
                  "hidden": {0: "batch", 1: "seq"}, "pooled": {0: "batch"}},
         cases={"b2_s13": [(2, 13), (2, 13)]},
     ),
+    "mobile": dict(
+        make=Mobile, opset=13, inputs=["image"], outputs=["logits"],
+        training=torch.onnx.TrainingMode.EVAL,
+        dynamic={"image": {0: "batch", 2: "height", 3: "width"},
+                 "logits": {0: "batch"}},
+        cases={"b1_32x32": [(1, 3, 32, 32)], "b2_29x31": [(2, 3, 29, 31)],
+               "b1_96x96": [(1, 3, 96, 96)]},
+    ),
+    "decoder": dict(
+        make=Decoder, opset=17, inputs=["input_ids"], outputs=["logits"],
+        dynamic={"input_ids": {0: "batch", 1: "seq"},
+                 "logits": {0: "batch", 1: "seq"}},
+        cases={"b1_s7": [(1, 7)], "b4_s64": [(4, 64)]},
+    ),
 }
 
 
 def make_inputs(name, shapes, gen):
     if name.startswith("transformer"):
         return token_inputs(shapes[0], gen)
+    if name == "decoder":
+        return [torch.randint(0, 64, shapes[0], generator=gen,
+                              dtype=torch.int64)]
     return [torch.randn(s, generator=gen) for s in shapes]
 
 
@@ -283,7 +421,7 @@ def build(name, spec, out_dir, seed):
             module, tuple(first), onnx_path, opset_version=spec["opset"],
             input_names=spec["inputs"], output_names=spec["outputs"],
             dynamic_axes=spec["dynamic"],
-            training=torch.onnx.TrainingMode.PRESERVE)
+            training=spec.get("training", torch.onnx.TrainingMode.PRESERVE))
     onnx.checker.check_model(onnx.load(onnx_path))
 
     cases = []

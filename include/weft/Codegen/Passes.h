@@ -16,6 +16,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/MemRef/IR/MemRef.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Dialect/Vector/IR/VectorOps.h"
 #include "mlir/Pass/Pass.h"
@@ -52,6 +53,11 @@ struct CpuCodegenPipelineOptions
       llvm::cl::desc("Give each receive a staging buffer, so that the next "
                      "run's message arrives while this one computes "
                      "(weft-stage-receives)"),
+      llvm::cl::init(true)};
+  PassOptions::Option<bool> fuseConvClamp{
+      *this, "fuse-conv-clamp",
+      llvm::cl::desc("Fuse Relu and Clip into the convolution before them "
+                     "(weft-fuse-conv-clamp; the CPU kernels only)"),
       llvm::cl::init(true)};
 };
 

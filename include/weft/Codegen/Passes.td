@@ -178,6 +178,96 @@ def WeftInsertStatusChecks : Pass<"weft-insert-status-checks", "ModuleOp"> {
                            "func::FuncDialect"];
 }
 
+def WeftFuseLayerNorm : Pass<"weft-fuse-layer-norm"> {
+  let summary = "LayerNorm written out as elementwise ops, as weft.normalize";
+  let description = [{
+    Exporters of hand-written models, and opsets before 17, spell LayerNorm
+    out:
+
+    ```mlir
+    %mean = weft.reduce mean %x axes [2] keepdims
+    %d    = weft.binary sub %x, %mean
+    %sq   = weft.binary pow %d, %two          // or weft.binary mul %d, %d
+    %var  = weft.reduce mean %sq axes [2] keepdims
+    %ve   = weft.binary add %var, %eps
+    %s    = weft.unary sqrt %ve
+    %n    = weft.binary div %d, %s
+    %g    = weft.binary mul %n, %gamma        // optional
+    %y    = weft.binary add %g, %beta         // optional
+    ```
+
+    The pass replaces the chain by `weft.normalize layer %x, %gamma, %beta
+    axis 2 epsilon <eps>` (gamma all ones when there is no multiplication):
+    two reductions and four elementwise passes become one kernel that reads
+    each row for its statistics and once more to write it. It matches only
+    when the axes are the trailing ones, `eps` is a one-element constant,
+    every intermediate value has no other user, and gamma and beta hold one
+    value per normalized element (a Mul or Add that broadcasts otherwise
+    stays after the normalization). The statistics are computed as
+    weft.normalize computes them (sums in double on the CPU), so results
+    may differ from the written-out form in the last bits.
+  }];
+}
+
+def WeftFuseConvClamp : Pass<"weft-fuse-conv-clamp"> {
+  let summary = "Fuse a Relu, Relu6 or Clip into the convolution before it";
+  let description = [{
+    A `weft.conv` on f32 whose only user is `weft.unary relu` or a
+    `weft.clip` with constant finite bounds (Relu6 is `clip min 0 max 6`)
+    gets `clamp_min` / `clamp_max` and the user goes: the CPU kernels clamp
+    each output block while it is in cache (oneDNN's post-op, the im2col
+    path's bias pass, the depthwise kernel) instead of a separate pass over
+    the tensor. Runs on per-device programs, after partitioning, so a
+    convolution whose output is a partial sum (an all-reduce follows it) is
+    never clamped early. CPU only: the CUDA backend has no fused clamp.
+
+    ```mlir
+    %y = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
+           dilations [1, 1] : (...) -> tensor<1x64x56x56xf32>
+    %r = weft.unary relu %y : tensor<1x64x56x56xf32> -> tensor<1x64x56x56xf32>
+    // becomes
+    %r = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
+           dilations [1, 1] clamp_min 0.0 : (...) -> ...
+    ```
+  }];
+}
+
+def WeftParallelizeLoops : Pass<"weft-parallelize-loops", "ModuleOp"> {
+  let summary = "Run the program's large loop nests on the runtime's threads";
+  let description = [{
+    Every top-level `scf.parallel` nest of `@__weft_program_run` (the fused
+    elementwise loops, after `convert-linalg-to-parallel-loops`) whose work
+    is at least `min-work` (iterations times the operations of one
+    iteration, inner loops included) becomes a call
+
+    ```mlir
+    %body = func.constant @__weft_loop_0 : (!llvm.ptr, memref<?xi8>,
+                                            memref<?xi8>, index, index) -> ()
+    func.call @weft_rt_parallel_for(%ctx, %items, %work_per_item, %body,
+                                    %arena, %weights)
+    ```
+
+    The outer parallel dimensions, as few as give 64 items, are flattened
+    into `items`; the innermost dimension stays a whole loop (the one LLVM
+    vectorizes) unless it is the only one. `@__weft_loop_<k>(ctx, arena,
+    weights, begin, end)` runs items [begin, end): it re-creates the views
+    the nest reads from the arena and weights arguments (after memory
+    planning every buffer is one, or a constant global) and keeps the inner
+    dimensions as an `scf.parallel`. A nest that reads anything else, or
+    has dynamic or non-unit bounds, stays serial.
+
+    The runtime splits the items over its one OpenMP team, the threads that
+    OpenBLAS and oneDNN use too, and only when the work is large enough for
+    the context's thread count (docs/Runtime.md, `weft_rt_parallel_for`).
+  }];
+  let options = [
+    Option<"minWork", "min-work", "int64_t", /*default=*/"65536",
+           "Least work (iterations x operations) worth a parallel call">,
+  ];
+  let dependentDialects = ["func::FuncDialect", "scf::SCFDialect",
+                           "arith::ArithDialect", "memref::MemRefDialect"];
+}
+
 def WeftApproximateMath : Pass<"weft-approximate-math"> {
   let summary = "Replace f32 transcendental functions by polynomials";
   let description = [{

@@ -83,7 +83,8 @@ static cudnnDataType_t cudnnTypeOf(int64_t dtype) {
 }
 
 /// Reads the block with parseConv, which knows f32 only: the dtype word is
-/// checked here and parseConv reads a copy that says f32.
+/// checked here and parseConv reads a copy that says f32. A fused clamp
+/// (activation 1) is refused: the compiler fuses none for this backend.
 static weft_rt_status parseGpuConv(weft_rt_context *ctx, const int64_t *params,
                                    int64_t &dtype, ConvShape &s) {
   WEFT_RT_REQUIRE(ctx, params, "conv: parameter block is NULL");
@@ -95,10 +96,16 @@ static weft_rt_status parseGpuConv(weft_rt_context *ctx, const int64_t *params,
   WEFT_RT_REQUIRE(ctx, rank >= 1 && rank <= 3,
                   "conv: %lld spatial dimensions (1 to 3 are supported)",
                   (long long)rank);
-  int64_t copy[6 + 7 * 3];
-  std::copy(params, params + 6 + 7 * rank, copy);
+  // The header, seven spatial arrays and the three activation words.
+  int64_t copy[6 + 7 * 3 + 3];
+  std::copy(params, params + 6 + 7 * rank + 3, copy);
   copy[0] = WEFT_RT_F32;
-  return parseConv(ctx, copy, s);
+  WEFT_RT_TRY(parseConv(ctx, copy, s));
+  if (s.hasClamp)
+    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                        "conv: a fused clamp is not supported by the CUDA "
+                        "backend");
+  return WEFT_RT_OK;
 }
 
 /// Fails unless every value fits cuDNN's int dimensions and strides.

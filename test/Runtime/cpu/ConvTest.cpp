@@ -1,13 +1,17 @@
 //===- ConvTest.cpp - weft_rt_cpu_conv against a direct convolution -------===//
 //
 // 1-D to 3-D convolutions with groups, strides, dilations and asymmetric
-// pads, on every algorithm, checked against nested loops in double.
+// pads, with and without the fused clamp, on every algorithm, checked
+// against nested loops in double; the depthwise kernel on many shapes.
 //
 //===----------------------------------------------------------------------===//
 
 #include "KernelTestSupport.h"
 
 #include "Conv.h"
+
+#include <algorithm>
+#include <limits>
 
 using namespace weft::rt::test;
 using weft::rt::cpu::ConvAlgorithm;
@@ -17,7 +21,15 @@ struct ConvCase {
   int64_t n, c, oc, group;
   std::vector<int64_t> in, kernel, strides, dilations, padsBegin, padsEnd;
   bool bias = true;
+  /// The activation words: 0 none, 1 clamp to [low, high].
+  int64_t activation = 0;
+  double low = 0.0, high = 0.0;
 
+  ConvCase &clamp(double lowBound, double highBound) {
+    activation = 1, low = lowBound, high = highBound;
+    return *this;
+  }
+  bool isDepthwise() const { return group == c && group == oc; }
   std::vector<int64_t> out() const {
     std::vector<int64_t> result;
     for (size_t d = 0; d < in.size(); ++d)
@@ -36,17 +48,23 @@ struct ConvCase {
         .add(dilations)
         .add(padsBegin)
         .add(padsEnd)
-        .add(out());
+        .add(out())
+        .add(activation)
+        .addDouble(low)
+        .addDouble(high);
     return p;
   }
 };
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 const ConvAlgorithm kAlgorithms[] = {ConvAlgorithm::Auto,
                                      ConvAlgorithm::OneDnnPlain,
                                      ConvAlgorithm::OneDnnBlocked,
                                      ConvAlgorithm::OneDnnWinograd,
                                      ConvAlgorithm::Im2colOneDnnGemm,
-                                     ConvAlgorithm::Im2colOpenBlas};
+                                     ConvAlgorithm::Im2colOpenBlas,
+                                     ConvAlgorithm::Depthwise};
 
 std::vector<double> referenceConv(const ConvCase &c,
                                   const std::vector<float> &x,
@@ -86,6 +104,17 @@ std::vector<double> referenceConv(const ConvCase &c,
   return y;
 }
 
+/// The fused clamp of `c` applied to a reference, with the bounds rounded
+/// to float as the kernels round them.
+std::vector<double> clampReference(const ConvCase &c, std::vector<double> y) {
+  if (c.activation != 1)
+    return y;
+  double low = static_cast<float>(c.low), high = static_cast<float>(c.high);
+  for (double &v : y)
+    v = std::min(std::max(v, low), high);
+  return y;
+}
+
 class ConvTest : public KernelTest {
 protected:
   void check(const ConvCase &c) {
@@ -94,8 +123,10 @@ protected:
     auto w =
         randomValues<float>(c.oc * (c.c / c.group) * product(c.kernel), 12);
     auto bias = randomValues<float>(c.oc, 13);
-    auto expected = referenceConv(c, x, w, bias);
+    auto expected = clampReference(c, referenceConv(c, x, w, bias));
     for (ConvAlgorithm algorithm : kAlgorithms) {
+      if (algorithm == ConvAlgorithm::Depthwise && !c.isDepthwise())
+        continue;
       std::vector<float> out(expected.size(), 99.0f);
       ASSERT_EQ(
           weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(), w.data(),
@@ -206,7 +237,8 @@ TEST_P(ConvTest, Errors) {
   };
   ConvCase good{1, 4, 4, 2, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
   Params p = good.params();
-  p.words.back() = 5;
+  // The output width, before the three activation words.
+  p.words[p.words.size() - 4] = 5;
   EXPECT_EQ(run(p), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(error().find("output size 5 on spatial axis 1, expected 6"),
             std::string::npos)
@@ -225,8 +257,8 @@ TEST_P(ConvTest, Errors) {
   EXPECT_EQ(run(p), WEFT_RT_INVALID_ARGUMENT);
   ConvCase tooBig{1, 1, 1, 1, {2, 2}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   Params big = tooBig.params();
-  big.words[big.words.size() - 1] = 0;
-  big.words[big.words.size() - 2] = 0;
+  big.words[big.words.size() - 4] = 0;
+  big.words[big.words.size() - 5] = 0;
   EXPECT_EQ(run(big), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(error().find("larger than the padded input"), std::string::npos);
   ConvCase zeroStride = good;
@@ -240,4 +272,386 @@ TEST_P(ConvTest, Errors) {
   EXPECT_NE(error().find("input is NULL"), std::string::npos);
 }
 
+// Tests the fused clamp on every algorithm: dense 3x3 (Winograd), strided,
+// 1x1, grouped, depthwise and 3-D shapes, with two-sided, Relu-like and
+// upper-only bounds, and bounds that meet.
+TEST_P(ConvTest, ClampOnEveryAlgorithm) {
+  const ConvCase shapes[] = {
+      {1, 3, 4, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 5, 7, 1, {13, 11}, {3, 2}, {2, 3}, {2, 1}, {0, 2}, {1, 0}},
+      {2, 16, 8, 1, {6, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 4, 6, 2, {8, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 8, 8, 8, {9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 6, 6, 6, {11, 12}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1,
+       2,
+       3,
+       1,
+       {5, 6, 7},
+       {2, 3, 3},
+       {1, 2, 1},
+       {1, 1, 2},
+       {1, 0, 2},
+       {0, 1, 2}},
+  };
+  const double bounds[][2] = {
+      {-0.5, 0.5}, {0.0, kInf}, {-kInf, 0.1}, {0.0, 6.0}, {0.25, 0.25}};
+  for (const ConvCase &shape : shapes)
+    for (const auto &bound : bounds) {
+      ConvCase c = shape;
+      c.clamp(bound[0], bound[1]);
+      SCOPED_TRACE("clamp [" + std::to_string(bound[0]) + ", " +
+                   std::to_string(bound[1]) + "]");
+      check(c);
+      c.bias = false;
+      check(c);
+    }
+}
+
+// Tests that zero input channels give the clamped bias.
+TEST_P(ConvTest, ClampOfBiasOnly) {
+  ConvCase c{2, 0, 3, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  c.clamp(-0.5, 1.5);
+  Params p = c.params();
+  std::vector<float> bias = {-1, 1, 2}, out(2 * 48, 99.0f);
+  ASSERT_EQ(weft_rt_cpu_conv(ctx, p.data(), nullptr, nullptr, bias.data(),
+                             out.data()),
+            WEFT_RT_OK)
+      << error();
+  for (int64_t image = 0; image < 2; ++image) {
+    EXPECT_EQ(out[image * 48 + 0], -0.5f);
+    EXPECT_EQ(out[image * 48 + 16], 1.0f);
+    EXPECT_EQ(out[image * 48 + 47], 1.5f);
+  }
+}
+
+// Tests that a block whose activation words change in place (same address,
+// as a freed and reused block can) is not served the primitive cached for
+// the old words.
+TEST_P(ConvTest, CacheKeysOnActivationWords) {
+  ConvCase c{1, 8, 8, 1, {9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}};
+  auto x = randomValues<float>(8 * 81, 31);
+  auto w = randomValues<float>(8 * 8 * 9, 32);
+  auto bias = randomValues<float>(8, 33);
+  Params p = c.params();
+  for (ConvAlgorithm algorithm :
+       {ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::OneDnnPlain}) {
+    std::vector<float> out(8 * 25);
+    ASSERT_EQ(weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(),
+                                      w.data(), bias.data(), out.data()),
+              WEFT_RT_OK)
+        << error();
+    EXPECT_TRUE(allClose(out, referenceConv(c, x, w, bias), 1e-4, 1e-4));
+    ConvCase clamped = c;
+    clamped.clamp(-0.2, 0.3);
+    p.words = clamped.params().words;
+    ASSERT_EQ(weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(),
+                                      w.data(), bias.data(), out.data()),
+              WEFT_RT_OK)
+        << error();
+    EXPECT_TRUE(allClose(out,
+                         clampReference(clamped, referenceConv(c, x, w, bias)),
+                         1e-4, 1e-4));
+    p.words = c.params().words;
+  }
+}
+
+// Tests that bad activation words fail with a message, and that the bounds
+// of activation 0 are ignored.
+TEST_P(ConvTest, ActivationErrors) {
+  std::vector<float> x(1000), w(1000), out(1000);
+  auto run = [&](const Params &p) {
+    return weft_rt_cpu_conv(ctx, p.data(), x.data(), w.data(), nullptr,
+                            out.data());
+  };
+  ConvCase good{1, 4, 4, 2, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  const size_t activationWord = good.params().words.size() - 3;
+  for (int64_t activation : {2, -1, 7}) {
+    Params p = good.params();
+    p.words[activationWord] = activation;
+    EXPECT_EQ(run(p), WEFT_RT_INVALID_ARGUMENT);
+    EXPECT_NE(error().find("unknown activation " + std::to_string(activation)),
+              std::string::npos)
+        << error();
+  }
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  const double badBounds[][2] = {
+      {1.0, 0.5}, {nan, 1.0}, {0.0, nan}, {kInf, -kInf}, {nan, nan}};
+  for (const auto &bound : badBounds) {
+    ConvCase c = good;
+    c.clamp(bound[0], bound[1]);
+    EXPECT_EQ(run(c.params()), WEFT_RT_INVALID_ARGUMENT);
+    EXPECT_NE(error().find("invalid clamp bounds"), std::string::npos)
+        << error();
+  }
+  ConvCase ignored = good;
+  ignored.low = nan, ignored.high = -kInf;
+  EXPECT_EQ(run(ignored.params()), WEFT_RT_OK) << error();
+  ConvCase unbounded = good;
+  unbounded.clamp(-kInf, kInf);
+  EXPECT_EQ(run(unbounded.params()), WEFT_RT_OK) << error();
+}
+
+namespace {
+/// A 2-D depthwise case (group == C == OC).
+ConvCase depthwise(int64_t n, int64_t c, std::vector<int64_t> in,
+                   std::vector<int64_t> kernel, int64_t stride,
+                   int64_t dilation, std::vector<int64_t> padsBegin,
+                   std::vector<int64_t> padsEnd) {
+  return ConvCase{n,
+                  c,
+                  c,
+                  c,
+                  in,
+                  kernel,
+                  {stride, stride},
+                  {dilation, dilation},
+                  padsBegin,
+                  padsEnd};
+}
+
+/// A 2-D depthwise convolution, plainly, in double.
+std::vector<double> referenceDepthwise(const ConvCase &c,
+                                       const std::vector<float> &x,
+                                       const std::vector<float> &w,
+                                       const std::vector<float> &bias) {
+  std::vector<int64_t> out = c.out();
+  const int64_t h = c.in[0], wd = c.in[1], oh = out[0], ow = out[1];
+  const int64_t kh = c.kernel[0], kw = c.kernel[1];
+  std::vector<double> y(c.n * c.c * oh * ow);
+  for (int64_t p = 0; p < c.n * c.c; ++p) {
+    const int64_t channel = p % c.c;
+    for (int64_t i = 0; i < oh; ++i)
+      for (int64_t j = 0; j < ow; ++j) {
+        double sum = c.bias ? bias[channel] : 0.0;
+        for (int64_t a = 0; a < kh; ++a)
+          for (int64_t b = 0; b < kw; ++b) {
+            int64_t r = i * c.strides[0] - c.padsBegin[0] + a * c.dilations[0];
+            int64_t q = j * c.strides[1] - c.padsBegin[1] + b * c.dilations[1];
+            if (r < 0 || r >= h || q < 0 || q >= wd)
+              continue;
+            sum += static_cast<double>(x[(p * h + r) * wd + q]) *
+                   w[(channel * kh + a) * kw + b];
+          }
+        y[(p * oh + i) * ow + j] = sum;
+      }
+  }
+  return clampReference(c, y);
+}
+
+class DepthwiseTest : public KernelTest {
+protected:
+  /// Runs `c` on the depthwise kernel and on the Auto choice; with
+  /// `input`, on that input instead of random values.
+  void check(const ConvCase &c, const std::vector<float> *input = nullptr) {
+    Params p = c.params();
+    auto x =
+        input ? *input : randomValues<float>(c.n * c.c * product(c.in), 41);
+    auto w = randomValues<float>(c.c * product(c.kernel), 42);
+    auto bias = randomValues<float>(c.c, 43);
+    auto expected = referenceDepthwise(c, x, w, bias);
+    std::string what =
+        "C=" + std::to_string(c.c) + " in " + std::to_string(c.in[0]) + "x" +
+        std::to_string(c.in[1]) + " k " + std::to_string(c.kernel[0]) + "x" +
+        std::to_string(c.kernel[1]) + " s" + std::to_string(c.strides[0]) +
+        " d" + std::to_string(c.dilations[0]) + " pads " +
+        std::to_string(c.padsBegin[0]) + "," + std::to_string(c.padsBegin[1]) +
+        "," + std::to_string(c.padsEnd[0]) + "," +
+        std::to_string(c.padsEnd[1]) + (c.bias ? "" : " no bias") +
+        (c.activation ? " clamped" : "");
+    // Each instruction set the CPU has (16 lanes on AVX-512, 8 on AVX2 and
+    // the baseline), then Auto.
+    using weft::rt::cpu::DepthwiseIsa;
+    std::vector<DepthwiseIsa> done;
+    for (DepthwiseIsa cap :
+         {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2, DepthwiseIsa::Baseline}) {
+      DepthwiseIsa isa = weft::rt::cpu::capDepthwiseIsa(cap);
+      if (std::find(done.begin(), done.end(), isa) != done.end())
+        continue;
+      done.push_back(isa);
+      run(c, p, x, w, bias, expected, ConvAlgorithm::Depthwise,
+          what + ", isa " + std::to_string(static_cast<int>(isa)));
+    }
+    weft::rt::cpu::capDepthwiseIsa(DepthwiseIsa::Avx512);
+    run(c, p, x, w, bias, expected, ConvAlgorithm::Auto, what + ", Auto");
+  }
+  void run(const ConvCase &c, const Params &p, const std::vector<float> &x,
+           const std::vector<float> &w, const std::vector<float> &bias,
+           const std::vector<double> &expected, ConvAlgorithm algorithm,
+           const std::string &what) {
+    std::vector<float> out(expected.size(), 99.0f);
+    ASSERT_EQ(weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(),
+                                      w.data(), c.bias ? bias.data() : nullptr,
+                                      out.data()),
+              WEFT_RT_OK)
+        << error() << " (" << what << ")";
+    EXPECT_TRUE(allClose(out, expected, 1e-5, 1e-5)) << what;
+  }
+  /// check(c) with and without bias, and clamped.
+  void checkVariants(ConvCase c) {
+    check(c);
+    c.bias = false;
+    check(c);
+    c.bias = true;
+    c.clamp(-0.4, 0.6);
+    check(c);
+  }
+};
+} // namespace
+
+// Tests MobileNet's 3x3 layers, stride 1 and 2 with pads 1, on small and
+// odd-sized planes, one and two images.
+TEST_P(DepthwiseTest, ThreeByThreeSamePads) {
+  for (int64_t stride : {1, 2})
+    for (std::vector<int64_t> in : {std::vector<int64_t>{28, 28},
+                                    {14, 14},
+                                    {7, 7},
+                                    {8, 6},
+                                    {9, 10},
+                                    {15, 13},
+                                    {13, 16},
+                                    {1, 1},
+                                    {2, 2},
+                                    {1, 30},
+                                    {30, 1},
+                                    {3, 17},
+                                    {17, 18}})
+      for (int64_t n : {1, 2})
+        checkVariants(depthwise(n, 5, in, {3, 3}, stride, 1, {1, 1}, {1, 1}));
+}
+
+// Tests other pads: none, TensorFlow's SAME for stride 2 (0 before, 1
+// after), asymmetric and larger ones.
+TEST_P(DepthwiseTest, AsymmetricPads) {
+  const std::vector<int64_t> pads[][2] = {
+      {{0, 0}, {0, 0}}, {{0, 0}, {1, 1}}, {{1, 0}, {0, 1}}, {{0, 2}, {2, 0}},
+      {{2, 0}, {1, 1}}, {{2, 2}, {2, 2}}, {{0, 1}, {2, 1}}, {{1, 2}, {0, 0}}};
+  for (int64_t stride : {1, 2, 3})
+    for (const auto &pad : pads)
+      for (std::vector<int64_t> in :
+           {std::vector<int64_t>{10, 12}, {11, 9}, {16, 16}})
+        checkVariants(depthwise(2, 3, in, {3, 3}, stride, 1, pad[0], pad[1]));
+}
+
+// Tests kernels of 1, 5 and rectangular ones, strides up to 3 and
+// dilation 2.
+TEST_P(DepthwiseTest, OtherKernelsStridesDilations) {
+  checkVariants(depthwise(1, 6, {20, 20}, {5, 5}, 1, 1, {2, 2}, {2, 2}));
+  checkVariants(depthwise(1, 6, {20, 20}, {5, 5}, 2, 1, {2, 2}, {2, 2}));
+  checkVariants(depthwise(1, 6, {20, 22}, {5, 5}, 2, 1, {1, 1}, {2, 2}));
+  checkVariants(depthwise(2, 4, {13, 11}, {5, 5}, 1, 1, {4, 0}, {0, 4}));
+  checkVariants(depthwise(2, 4, {13, 11}, {5, 5}, 3, 1, {2, 2}, {2, 2}));
+  checkVariants(depthwise(1, 8, {9, 9}, {1, 1}, 1, 1, {0, 0}, {0, 0}));
+  checkVariants(depthwise(1, 8, {9, 10}, {1, 1}, 2, 1, {0, 0}, {0, 0}));
+  checkVariants(depthwise(1, 8, {9, 10}, {1, 1}, 1, 1, {1, 0}, {1, 2}));
+  checkVariants(depthwise(2, 3, {12, 11}, {3, 3}, 1, 2, {2, 2}, {2, 2}));
+  checkVariants(depthwise(2, 3, {12, 11}, {3, 3}, 2, 2, {1, 2}, {2, 1}));
+  checkVariants(depthwise(1, 3, {17, 16}, {3, 3}, 3, 1, {1, 1}, {1, 1}));
+  checkVariants(depthwise(1, 3, {17, 16}, {3, 3}, 3, 3, {3, 3}, {3, 3}));
+  checkVariants(depthwise(1, 3, {10, 14}, {3, 5}, 1, 1, {1, 2}, {1, 2}));
+  checkVariants(depthwise(1, 3, {10, 14}, {2, 4}, 2, 1, {0, 1}, {1, 2}));
+  checkVariants(depthwise(1, 3, {10, 14}, {7, 7}, 1, 1, {3, 3}, {3, 3}));
+  checkVariants(depthwise(1, 2, {6, 5}, {6, 5}, 1, 1, {0, 0}, {0, 0}));
+}
+
+// Tests rows of 16 outputs and more with pads of 1 before (AVX-512 computes
+// them from the input rows in place): whole and partial vectors, odd
+// heights, pads of 0 to 2 after.
+TEST_P(DepthwiseTest, WideRows) {
+  for (std::vector<int64_t> in :
+       {std::vector<int64_t>{5, 32}, {6, 48}, {3, 64}, {9, 112}, {1, 16}})
+    for (int64_t padBottom : {1, 0, 2})
+      if (in[0] + 1 + padBottom >= 3)
+        checkVariants(
+            depthwise(2, 3, in, {3, 3}, 1, 1, {1, 1}, {padBottom, 1}));
+  for (std::vector<int64_t> in : {std::vector<int64_t>{5, 32},
+                                  {6, 34},
+                                  {7, 36},
+                                  {4, 62},
+                                  {9, 112},
+                                  {1, 40},
+                                  {2, 200}})
+    for (int64_t padEnd : {1, 0})
+      for (int64_t padBottom : {0, 1, 2})
+        if (in[0] + 1 + padBottom >= 3)
+          checkVariants(
+              depthwise(2, 3, in, {3, 3}, 2, 1, {1, 1}, {padBottom, padEnd}));
+}
+
+// Tests planes larger than one band of the fast path (the band's rows and
+// the rows around it are redone per band), and a row too wide for a band.
+TEST_P(DepthwiseTest, LargePlanes) {
+  check(depthwise(1, 3, {150, 150}, {3, 3}, 1, 1, {1, 1}, {1, 1}));
+  check(depthwise(1, 2, {181, 200}, {3, 3}, 2, 1, {1, 1}, {1, 1}));
+  check(depthwise(1, 2, {90, 120}, {5, 5}, 2, 1, {2, 2}, {2, 2}));
+  check(depthwise(1, 2, {100, 130}, {5, 5}, 1, 1, {2, 2}, {2, 2}));
+  check(depthwise(1, 2, {3, 9000}, {3, 3}, 1, 1, {1, 1}, {1, 1}));
+  check(depthwise(1, 2, {3, 9000}, {3, 3}, 2, 1, {1, 1}, {1, 1}));
+}
+
+// Tests shapes large enough to run on two threads (both paths), including
+// fewer planes than threads would take.
+TEST_P(DepthwiseTest, ManyPlanes) {
+  check(depthwise(2, 16, {40, 40}, {3, 3}, 1, 1, {1, 1}, {1, 1}));
+  check(depthwise(1, 24, {40, 40}, {3, 3}, 2, 1, {1, 1}, {1, 1}));
+  check(depthwise(2, 16, {33, 31}, {3, 3}, 3, 1, {1, 1}, {1, 1}));
+  check(depthwise(1, 1, {300, 300}, {3, 3}, 1, 1, {1, 1}, {1, 1}));
+  ConvCase c = depthwise(1, 96, {14, 14}, {3, 3}, 1, 1, {1, 1}, {1, 1});
+  c.clamp(0.0, 6.0);
+  check(c);
+}
+
+// Tests that an infinity at a row's end reaches only the outputs whose
+// window holds it: taps that wrap to a neighbouring row are masked, not
+// multiplied by zero.
+TEST_P(DepthwiseTest, InfinityStaysInItsWindow) {
+  for (int64_t stride : {1, 2}) {
+    ConvCase c = depthwise(1, 2, {6, 8}, {3, 3}, stride, 1, {1, 1}, {1, 1});
+    std::vector<float> x = randomValues<float>(2 * 48, 44);
+    x[2 * 8 + 7] = std::numeric_limits<float>::infinity();
+    x[48 + 3 * 8] = -std::numeric_limits<float>::infinity();
+    x[48 + 5 * 8 + 7] = std::numeric_limits<float>::quiet_NaN();
+    check(c, &x);
+  }
+}
+
+// Tests 1-D and 3-D depthwise convolutions (the general path).
+TEST_P(ConvTest, DepthwiseOneAndThreeDimensions) {
+  check({2, 5, 5, 5, {37}, {3}, {1}, {1}, {1}, {1}});
+  check({1, 4, 4, 4, {40}, {5}, {2}, {2}, {3}, {0}});
+  check({1,
+         3,
+         3,
+         3,
+         {4, 5, 6},
+         {3, 3, 3},
+         {1, 2, 1},
+         {1, 1, 2},
+         {1, 0, 2},
+         {0, 1, 2}});
+}
+
+// Tests that the depthwise algorithm refuses other grouped convolutions and
+// that Auto picks it for 2-D depthwise ones (no oneDNN primitive cached).
+TEST_P(ConvTest, DepthwiseChoice) {
+  ConvCase grouped{1, 4, 8, 4, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  std::vector<float> x(1000, 1.0f), w(1000, 1.0f), out(1000);
+  Params p = grouped.params();
+  EXPECT_EQ(weft::rt::cpu::convWith(ctx, ConvAlgorithm::Depthwise, p.data(),
+                                    x.data(), w.data(), nullptr, out.data()),
+            WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(error().find("group == C == OC"), std::string::npos) << error();
+  ConvCase dw{1, 4, 4, 4, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  p = dw.params();
+  ASSERT_EQ(
+      weft_rt_cpu_conv(ctx, p.data(), x.data(), w.data(), nullptr, out.data()),
+      WEFT_RT_OK);
+  EXPECT_EQ(weft::rt::cpu::oneDnnConvImplementation(ctx, p.data()), "");
+  ASSERT_EQ(weft::rt::cpu::convWith(ctx, ConvAlgorithm::OneDnnBlocked, p.data(),
+                                    x.data(), w.data(), nullptr, out.data()),
+            WEFT_RT_OK);
+  EXPECT_NE(weft::rt::cpu::oneDnnConvImplementation(ctx, p.data()), "");
+}
+
 WEFT_KERNEL_TEST_THREADS(ConvTest);
+WEFT_KERNEL_TEST_THREADS(DepthwiseTest);

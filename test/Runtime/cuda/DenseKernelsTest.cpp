@@ -19,6 +19,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -85,7 +86,7 @@ struct MatmulCase {
   }
 };
 
-/// A conv block of S spatial dims.
+/// A conv block of S spatial dims, without a fused clamp (activation 0).
 std::vector<int64_t>
 convBlock(int64_t dtype, int64_t n, int64_t c, int64_t oc, int64_t group,
           std::vector<int64_t> in, std::vector<int64_t> kernel,
@@ -102,6 +103,8 @@ convBlock(int64_t dtype, int64_t n, int64_t c, int64_t oc, int64_t group,
   for (const auto *v :
        {&in, &kernel, &strides, &dilations, &padsBegin, &padsEnd, &out})
     p.insert(p.end(), v->begin(), v->end());
+  // activation, low, high
+  p.insert(p.end(), {0, 0, 0});
   return p;
 }
 
@@ -268,7 +271,7 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
   EXPECT_NE(errorOf(c).find("group 2"), std::string::npos) << errorOf(c);
   block = convBlock(WEFT_RT_F32, 1, 2, 4, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1},
                     {0, 0}, {0, 0});
-  block.back() = 4; // output width
+  block[block.size() - 4] = 4; // output width, before the activation words
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("output size 4"), std::string::npos) << errorOf(c);
@@ -283,6 +286,24 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, nullptr, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("weight is NULL"), std::string::npos);
+  // A fused clamp (activation 1, here a Relu) is the CPU's only.
+  block = convBlock(WEFT_RT_F32, 1, 2, 4, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1},
+                    {0, 0}, {0, 0});
+  const double relu[] = {0.0, std::numeric_limits<double>::infinity()};
+  block[block.size() - 3] = 1;
+  std::memcpy(&block[block.size() - 2], &relu[0], sizeof(double));
+  std::memcpy(&block[block.size() - 1], &relu[1], sizeof(double));
+  EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
+            WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(errorOf(c).find("conv: a fused clamp is not supported by the "
+                            "CUDA backend"),
+            std::string::npos)
+      << errorOf(c);
+  block[block.size() - 3] = 2;
+  EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(errorOf(c).find("unknown activation 2"), std::string::npos)
+      << errorOf(c);
 }
 
 // Tests pool blocks that are wrong.
