@@ -4,7 +4,8 @@
 // BERT and ResNet-18, convolution on oneDNN (plain, blocked, Winograd) vs
 // im2col + GEMM for ResNet-18's layers, and our depthwise kernel vs oneDNN
 // blocked for MobileNetV2's, at the requested thread counts. The kernels'
-// Auto choices follow its tables (bench/kernels/README.md).
+// Auto choices follow its tables (bench/kernels/README.md). MobileNetV2's
+// pointwise (1x1) convolutions: one sgemm + a bias pass vs oneDNN's conv.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,7 +27,7 @@ using namespace weft::rt::cpu;
 namespace {
 const char *const kUsage =
     "usage: weft-kernel-bench [--threads=1,2]\n"
-    "                         [--only=gemm|conv|depthwise|other]\n"
+    "                         [--only=gemm|conv|depthwise|pointwise|other]\n"
     "                         [--min-time=SECONDS] [--stat=median|min]\n"
     "\n"
     "Times the alternatives behind the CPU kernels and prints a table per\n"
@@ -88,10 +89,11 @@ bool parseOptions(int argc, char **argv, Options &options, int &exitCode) {
     if (arg.rfind("--only=", 0) == 0) {
       options.only = arg.substr(7);
       if (options.only != "gemm" && options.only != "conv" &&
-          options.only != "depthwise" && options.only != "other") {
+          options.only != "depthwise" && options.only != "pointwise" &&
+          options.only != "other") {
         std::fprintf(stderr,
-                     "weft-kernel-bench: --only takes gemm, conv, depthwise "
-                     "or other, not '%s'\n",
+                     "weft-kernel-bench: --only takes gemm, conv, depthwise, "
+                     "pointwise or other, not '%s'\n",
                      options.only.c_str());
         exitCode = kUsageError;
         return false;
@@ -438,6 +440,94 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
 }
 
 //===----------------------------------------------------------------------===//
+// Pointwise convolution
+//===----------------------------------------------------------------------===//
+
+struct PointwiseLayer {
+  const char *name;
+  int64_t oc, c, size;
+  /// How many times MobileNetV2 runs this shape.
+  int count;
+};
+
+int benchPointwise(Contexts &contexts, const Options &options) {
+  // MobileNetV2's pointwise layers (34 with the repeats): the expansions
+  // (OC > C) are followed by a Relu6 that the compiler fuses, timed with
+  // the clamp to [0, 6]; the projections have a bias alone.
+  const PointwiseLayer layers[] = {
+      {"pw 16x32 112", 16, 32, 112, 1},   {"pw 96x16 112", 96, 16, 112, 1},
+      {"pw 24x96 56", 24, 96, 56, 1},     {"pw 144x24 56", 144, 24, 56, 2},
+      {"pw 24x144 56", 24, 144, 56, 1},   {"pw 32x144 28", 32, 144, 28, 1},
+      {"pw 192x32 28", 192, 32, 28, 3},   {"pw 32x192 28", 32, 192, 28, 2},
+      {"pw 64x192 14", 64, 192, 14, 1},   {"pw 384x64 14", 384, 64, 14, 4},
+      {"pw 64x384 14", 64, 384, 14, 3},   {"pw 96x384 14", 96, 384, 14, 1},
+      {"pw 576x96 14", 576, 96, 14, 3},   {"pw 96x576 14", 96, 576, 14, 2},
+      {"pw 160x576 7", 160, 576, 7, 1},   {"pw 960x160 7", 960, 160, 7, 3},
+      {"pw 160x960 7", 160, 960, 7, 2},   {"pw 320x960 7", 320, 960, 7, 1},
+      {"pw 1280x320 7", 1280, 320, 7, 1},
+  };
+  // The last column is what weft_rt_cpu_conv picks (Auto).
+  const ConvAlgorithm algorithms[] = {ConvAlgorithm::Im2colOneDnnGemm,
+                                      ConvAlgorithm::OneDnnPlain,
+                                      ConvAlgorithm::Auto};
+  printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN (MobileNetV2, "
+              "batch 1)",
+              {"i2c+dnnl", "dnnl-plain", "kept"}, options);
+  const size_t columns = contexts.all.size() * std::size(algorithms);
+  std::vector<double> totals(columns, 0.0);
+  std::vector<std::string> implementations;
+  for (const PointwiseLayer &l : layers) {
+    const int64_t plane = l.size * l.size;
+    AlignedFloats x(randomFloats(l.c * plane, 3));
+    AlignedFloats w(randomFloats(l.oc * l.c, 4));
+    AlignedFloats bias(randomFloats(l.oc, 5));
+    AlignedFloats y(std::vector<float>(l.oc * plane));
+    // Relu6 (activation 1, clamp to [0, 6]) after the expansions only.
+    const int64_t activation = l.oc > l.c ? 1 : 0;
+    const int64_t low = activation ? doubleBits(0.0) : 0;
+    const int64_t high = activation ? doubleBits(6.0) : 0;
+    const int64_t params[] = {WEFT_RT_F32, 2,      1,          l.c, l.oc, 1,
+                              l.size,      l.size, 1,          1,   1,    1,
+                              1,           1,      0,          0,   0,    0,
+                              l.size,      l.size, activation, low, high};
+    double flops = 2.0 * l.oc * l.c * plane;
+    std::printf("%-28s", l.name);
+    size_t column = 0;
+    for (weft_rt_context *ctx : contexts.all)
+      for (ConvAlgorithm algorithm : algorithms) {
+        double us = timeIt(
+            [&] {
+              return convWith(ctx, algorithm, params, x.data(), w.data(),
+                              bias.data(), y.data());
+            },
+            options);
+        if (us < 0) {
+          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", l.name,
+                       weft_rt_context_error(ctx));
+          return kInternalError;
+        }
+        if (ctx == contexts.all.front() &&
+            algorithm == ConvAlgorithm::OneDnnPlain)
+          implementations.push_back(std::string(l.name) + ": " +
+                                    oneDnnConvImplementation(ctx, params));
+        totals[column++] += us * l.count;
+        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
+      }
+    std::printf("\n");
+    std::fflush(stdout);
+    for (weft_rt_context *ctx : contexts.all)
+      ctx->kernelCache.clear();
+  }
+  std::printf("%-28s", "MobileNetV2 pw, total");
+  for (double total : totals)
+    std::printf(" %8.0f        ", total);
+  std::printf("\n\noneDNN implementations (plain):\n");
+  for (const std::string &line : implementations)
+    std::printf("  %s\n", line.c_str());
+  return kOk;
+}
+
+//===----------------------------------------------------------------------===//
 // Other kernels
 //===----------------------------------------------------------------------===//
 
@@ -533,6 +623,9 @@ int main(int argc, char **argv) {
       return code;
   if (options.only.empty() || options.only == "depthwise")
     if (int code = benchDepthwise(contexts, options))
+      return code;
+  if (options.only.empty() || options.only == "pointwise")
+    if (int code = benchPointwise(contexts, options))
       return code;
   if (options.only.empty() || options.only == "other")
     if (int code = benchOther(contexts, options))

@@ -183,6 +183,35 @@ TEST_P(ConvTest, PointwiseAndStem) {
   check({1, 3, 16, 1, {32, 32}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}});
 }
 
+// Tests pointwise (1x1, stride 1) convolutions, whose bias and clamp pass
+// runs vectorized after the GEMM: two images, odd planes (a tail after the
+// vector lanes), a single input or output channel, bias absent or present,
+// clamp absent or present (Relu6, and bounds that clip both sides); and a
+// strided 1x1 projection as in ResNet-18 (im2col subsamples it).
+TEST_P(ConvTest, PointwiseBiasAndClamp) {
+  const ConvCase shapes[] = {
+      {2, 5, 7, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 1, 6, 1, {9, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 6, 1, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 24, 40, 1, {11, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {2, 8, 16, 1, {13, 13}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
+  };
+  for (const ConvCase &shape : shapes)
+    for (bool bias : {false, true})
+      for (int clamp = 0; clamp < 3; ++clamp) {
+        ConvCase c = shape;
+        c.bias = bias;
+        if (clamp == 1)
+          c.clamp(0.0, 6.0);
+        if (clamp == 2)
+          c.clamp(-0.5, 0.25);
+        SCOPED_TRACE(testing::Message()
+                     << "C " << c.c << ", OC " << c.oc << ", bias " << bias
+                     << ", clamp " << clamp);
+        check(c);
+      }
+}
+
 // Tests that a cached primitive is reused across calls, rebuilt for another
 // thread count, and that new weights in the same buffer are picked up.
 TEST_P(ConvTest, CachedPrimitiveFollowsWeights) {
