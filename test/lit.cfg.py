@@ -24,6 +24,7 @@ llvm_config.use_default_substitutions()
 
 tool_dirs = [config.weft_tools_dir, config.llvm_tools_dir]
 tools = ["weft-opt", "weft-translate", "weftc", "weft-run", "weft-reshard",
+         "weft-calibrate",
          ToolSubst("%PYTHON", config.python_executable)]
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
