@@ -354,6 +354,9 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
                           ? costDTypeOf(op->getResult(0).getType())
                           : plan::DType::F32;
   for (unsigned s = 0; s < node.numStrategies(); ++s) {
+    // resultBytes is what the op holds (its memory); localBytes what it
+    // moves, which fused elementwise values do not (isCostFreeView and
+    // the InRegisters rules: the simulator prices ops the same way).
     double localBytes = 0, resultBytes = 0;
     for (auto [i, result] : llvm::enumerate(op->getResults())) {
       auto type = cast<RankedTensorType>(result.getType());
@@ -361,11 +364,12 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
                                  type.getShape(), node.result(s, i), meshShape),
                              elementBytes(type));
       resultBytes += bytes;
+      if (!resultStaysInRegisters(result))
+        localBytes += bytes;
     }
-    localBytes += resultBytes;
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
       std::optional<TensorSharding> sharding = node.operand(s, i);
-      if (!sharding)
+      if (!sharding || operandStaysInRegisters(op, i))
         continue;
       auto type = cast<RankedTensorType>(op->getOperand(i).getType());
       double bytes = bytesOf(
@@ -380,7 +384,8 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
     if (node.space)
       work = node.space->flops /
              static_cast<double>(parallelism(node.strategies[s], meshShape));
-    double seconds = isa<WeightOp, ConstantOp, ShardOp>(op)
+    double seconds = isa<WeightOp, ConstantOp, ShardOp>(op) ||
+                             isCostFreeView(op)
                          ? 0
                          : costs.computeSeconds(work, localBytes, dtype);
     std::string name =

@@ -667,3 +667,28 @@ int64_t mlir::weft::parallelism(const LoopAxes &strategy,
     return plan::DType::I64;
   return plan::DType::F32;
 }
+
+bool mlir::weft::isCostFreeView(Operation *op) {
+  return isa<ReshapeOp, FlattenOp, SqueezeOp, UnsqueezeOp>(op);
+}
+
+/// Ops that codegen lowers to one linalg.generic each and fuses into the
+/// loop of their producer or consumer.
+static bool isFusedElementwise(Operation *op) {
+  return isa<UnaryOp, BinaryOp, ClipOp, CastOp, SelectOp>(op);
+}
+
+bool mlir::weft::operandStaysInRegisters(Operation *op, unsigned operand) {
+  if (!isFusedElementwise(op) || operand >= op->getNumOperands())
+    return false;
+  Value value = op->getOperand(operand);
+  Operation *producer = value.getDefiningOp();
+  return producer && isFusedElementwise(producer) && value.hasOneUse();
+}
+
+bool mlir::weft::resultStaysInRegisters(Value result) {
+  Operation *producer = result.getDefiningOp();
+  if (!producer || !isFusedElementwise(producer) || !result.hasOneUse())
+    return false;
+  return isFusedElementwise(*result.getUsers().begin());
+}

@@ -44,22 +44,28 @@ static double flopsOf(Operation *op) {
 
 /// The roofline seconds of one local op on the stage's mesh, as the
 /// intra-operator planner prices it (AutoShard.cpp): its work and the bytes
-/// of its operands and results (an operand read in part counts as much as
-/// the results); weights and constants cost nothing.
+/// of its operands and results that reach memory (an operand read in part
+/// counts as much as the results; fused elementwise values do not count);
+/// weights, constants and views cost nothing.
 static double computeSecondsOf(Operation *op, const plan::CostModel &costs) {
-  if (isa<WeightOp, ConstantOp, ShardOp, func::ReturnOp>(op))
+  if (isa<WeightOp, ConstantOp, ShardOp, func::ReturnOp>(op) ||
+      isCostFreeView(op))
     return 0;
   plan::DType dtype = op->getNumResults()
                           ? costDTypeOf(op->getResult(0).getType())
                           : plan::DType::F32;
-  double resultBytes = 0;
-  for (Value result : op->getResults())
+  double resultBytes = 0, bytes = 0;
+  for (Value result : op->getResults()) {
     resultBytes += bytesOf(result.getType());
+    if (!resultStaysInRegisters(result))
+      bytes += bytesOf(result.getType());
+  }
   if (isa<LocalSliceOp>(op))
     return costs.computeSeconds(0, 2 * resultBytes, dtype);
   std::optional<LoopSpace> space = getLoopSpace(op);
-  double bytes = resultBytes;
   for (auto [i, operand] : llvm::enumerate(op->getOperands())) {
+    if (operandStaysInRegisters(op, i))
+      continue;
     double operandBytes = bytesOf(operand.getType());
     if (space && i < space->operandReadInPart.size() &&
         space->operandReadInPart[i])

@@ -61,6 +61,18 @@ std::optional<LoopSpace> getLoopSpace(Operation *op);
 /// cost model has no rate for, and for a type that is not shaped).
 ::weft::plan::DType costDTypeOf(Type type);
 
+/// What codegen makes of an op's memory traffic, for the cost model (the
+/// planner's op costs and the simulator's, which must agree):
+/// - reshape-like ops (reshape, flatten, squeeze, unsqueeze) are views of
+///   their operand and move nothing;
+/// - elementwise ops (unary, binary, clip, cast, select) fuse with a
+///   single-use elementwise producer into one loop (linalg elementwise
+///   fusion), so such an operand is never read from memory, and a result
+///   whose only user is elementwise is never written.
+bool isCostFreeView(Operation *op);
+bool operandStaysInRegisters(Operation *op, unsigned operand);
+bool resultStaysInRegisters(Value result);
+
 /// A strategy: for each loop the mesh axes it is split over.
 using LoopAxes = llvm::SmallVector<plan::AxisList>;
 
