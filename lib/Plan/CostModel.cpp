@@ -316,6 +316,15 @@ double CostModel::collectiveSecondsWith(CollectiveKind kind,
   return slowest;
 }
 
+bool CostModel::allDevicesCpu() const {
+  for (size_t pos = 0; pos < theMesh.devices.size(); ++pos) {
+    const Device *device = deviceAt(cluster, theMesh, pos);
+    if (!device || !cluster.kinds[device->kind].isCpu())
+      return false;
+  }
+  return true;
+}
+
 double CostModel::deviceMemoryBytes() const {
   double smallest = 0;
   for (size_t pos = 0; pos < theMesh.devices.size(); ++pos) {

@@ -385,7 +385,8 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
       work = node.space->flops /
              static_cast<double>(parallelism(node.strategies[s], meshShape));
     double seconds = isa<WeightOp, ConstantOp, ShardOp>(op) ||
-                             isCostFreeView(op)
+                             isCostFreeView(op) ||
+                             (isClampFusedIntoConv(op) && costs.allDevicesCpu())
                          ? 0
                          : costs.computeSeconds(work, localBytes, dtype);
     std::string name =

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/ShardingRules.h"
+#include "weft/ConvClamp.h"
 #include "weft/WeftOps.h"
 
 #include "mlir/IR/BuiltinTypes.h"
@@ -691,4 +692,8 @@ bool mlir::weft::resultStaysInRegisters(Value result) {
   if (!producer || !isFusedElementwise(producer) || !result.hasOneUse())
     return false;
   return isFusedElementwise(*result.getUsers().begin());
+}
+
+bool mlir::weft::isClampFusedIntoConv(Operation *op) {
+  return static_cast<bool>(getConvToFuseInto(op));
 }

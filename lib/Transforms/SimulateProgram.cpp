@@ -49,7 +49,7 @@ static double flopsOf(Operation *op) {
 /// weights, constants and views cost nothing.
 static double computeSecondsOf(Operation *op, const plan::CostModel &costs) {
   if (isa<WeightOp, ConstantOp, ShardOp, func::ReturnOp>(op) ||
-      isCostFreeView(op))
+      isCostFreeView(op) || (isClampFusedIntoConv(op) && costs.allDevicesCpu()))
     return 0;
   plan::DType dtype = op->getNumResults()
                           ? costDTypeOf(op->getResult(0).getType())

@@ -165,4 +165,59 @@ TEST_F(SimulateProgramTest, RefusesARankOutsideTheMesh) {
   EXPECT_NE(message.find("not in mesh @stage1"), std::string::npos) << message;
 }
 
+/// One rank of a one-device mesh computing `body` (a function of %x:
+/// 1x8x16x16 and %w: 8x8x3x3 returning %out); the seconds of its compute.
+static double computeSecondsOf(MLIRContext &context,
+                               const plan::Cluster &cluster,
+                               const std::string &body,
+                               const std::string &result =
+                                   "tensor<1x8x16x16xf32>") {
+  std::string text =
+      "weft.mesh @m shape = [1] devices = [0]\n"
+      "func.func @main(%x: tensor<1x8x16x16xf32>, %w: tensor<8x8x3x3xf32>)"
+      " -> " + result + " {\n" + body + "  return %out : " + result + "\n}\n";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  EXPECT_TRUE(module);
+  if (!module)
+    return -1;
+  plan::SimProgram program;
+  SimCollectiveIds ids;
+  std::vector<int64_t> device0 = {0};
+  EXPECT_TRUE(succeeded(
+      appendRankSimOps(*module, {0, 0, device0}, cluster, ids, program)));
+  return program.devices[0].at(0).seconds;
+}
+
+TEST_F(SimulateProgramTest, ViewsAndFusedClampsCostNothingOnCpus) {
+  const std::string conv =
+      "  %y = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations "
+      "[1, 1] : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> "
+      "tensor<1x8x16x16xf32>\n";
+  std::string convAlone = conv;
+  convAlone.replace(convAlone.find("%y"), 2, "%out");
+  double alone = computeSecondsOf(context, cluster, convAlone);
+  ASSERT_GT(alone, 0);
+  // The Relu runs inside the convolution on CPUs (weft/ConvClamp.h).
+  EXPECT_DOUBLE_EQ(
+      computeSecondsOf(context, cluster,
+                       conv + "  %out = weft.unary relu %y : "
+                              "tensor<1x8x16x16xf32> -> "
+                              "tensor<1x8x16x16xf32>\n"),
+      alone);
+  // A sigmoid is not a clamp: it costs a pass.
+  EXPECT_GT(computeSecondsOf(context, cluster,
+                             conv + "  %out = weft.unary sigmoid %y : "
+                                    "tensor<1x8x16x16xf32> -> "
+                                    "tensor<1x8x16x16xf32>\n"),
+            alone);
+  // A view moves nothing.
+  EXPECT_DOUBLE_EQ(
+      computeSecondsOf(context, cluster,
+                       conv + "  %out = weft.unsqueeze %y axes = [4] : "
+                              "tensor<1x8x16x16xf32> -> "
+                              "tensor<1x8x16x16x1xf32>\n",
+                       "tensor<1x8x16x16x1xf32>"),
+      alone);
+}
+
 } // namespace

@@ -79,6 +79,10 @@ public:
   /// The link each group over `meshAxes` uses, in meshGroups() order.
   std::vector<GroupLink> groupLinks(llvm::ArrayRef<int> meshAxes) const;
 
+  /// True when every device of the mesh is a CPU: Weft's CPU codegen fuses
+  /// a clamp into the convolution before it, the CUDA backend does not.
+  bool allDevicesCpu() const;
+
   /// The smallest device memory of the mesh (what every device must fit).
   double deviceMemoryBytes() const;
 

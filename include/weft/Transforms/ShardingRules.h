@@ -70,6 +70,9 @@ std::optional<LoopSpace> getLoopSpace(Operation *op);
 ///   fusion), so such an operand is never read from memory, and a result
 ///   whose only user is elementwise is never written.
 bool isCostFreeView(Operation *op);
+/// A Relu or constant Clip that CPU codegen runs inside the convolution
+/// before it (weft/ConvClamp.h): no pass of its own on CPU devices.
+bool isClampFusedIntoConv(Operation *op);
 bool operandStaysInRegisters(Operation *op, unsigned operand);
 bool resultStaysInRegisters(Value result);
 

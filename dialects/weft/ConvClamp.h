@@ -1,0 +1,37 @@
+//===- ConvClamp.h - Which clamps a convolution can take over ---*- C++ -*-===//
+//
+// A Relu or a Clip with constant bounds right after a convolution runs as
+// the convolution's `clamp_min` / `clamp_max` on the CPU (codegen's
+// weft-fuse-conv-clamp). The rule lives here, beside the op, so that the
+// fusion and the cost model (which must not charge a fused clamp a pass of
+// its own) agree on it.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_DIALECT_WEFT_CONVCLAMP_H
+#define WEFT_DIALECT_WEFT_CONVCLAMP_H
+
+#include "weft/WeftOps.h"
+
+#include <optional>
+
+namespace mlir::weft {
+
+/// What a clamp limits its input to; an absent bound leaves that side open.
+struct ClampBounds {
+  std::optional<double> min, max;
+};
+
+/// The bounds `op` clamps its first operand to, when it is a Relu or a Clip
+/// whose bounds are finite one-element constants (ONNX: min > max gives max
+/// everywhere, so min becomes max). Nullopt for anything else.
+std::optional<ClampBounds> getClampBounds(Operation *op);
+
+/// The convolution `clamp` fuses into: its first operand is the f32 result
+/// of a weft.conv that has no clamp yet and no other user. Null otherwise
+/// (also when `clamp` is not a clamp).
+ConvOp getConvToFuseInto(Operation *clamp);
+
+} // namespace mlir::weft
+
+#endif // WEFT_DIALECT_WEFT_CONVCLAMP_H
