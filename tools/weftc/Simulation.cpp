@@ -84,6 +84,19 @@ int mlir::weft::simulatePrograms(ProgramSimulation &sim,
     else
       summary.lines += line.str() + "\n";
   }
+  // The picture's header says what the summary says: one request's latency
+  // and bubbles, the stream's throughput and what bounds it (the one-request
+  // run alone would give 1 / latency and a bottleneck of its fill and
+  // drain).
+  one->timeline.notes = {
+      llvm::formatv("simulated: latency {0}, {1:f1} requests/s (a stream of "
+                    "{2} requests), mean bubble {3:f0}%",
+                    plan::formatSeconds(summary.latencySeconds),
+                    summary.throughputPerSecond, summary.streamRequests,
+                    100 * summary.bubbleFraction)
+          .str()};
+  if (!summary.bottleneck.empty())
+    one->timeline.notes.push_back("bound by " + summary.bottleneck);
   sim.requestResult = std::move(*one);
   return 0;
 }
