@@ -141,9 +141,13 @@ struct FuseWrittenOutLayerNorm : OpRewritePattern<BinaryOp> {
     if (!mean || mean.getInput() != x || !mean.getResult().hasOneUse() ||
         trailingMeanAxis(mean) != axis)
       return failure();
+    // f32 and f64 only: the normalization kernels take no other type, and
+    // an f16 chain written out still compiles as elementwise loops.
     auto inputType = cast<RankedTensorType>(x.getType());
-    if (!isa<FloatType>(inputType.getElementType()) ||
-        div.getType() != inputType)
+    if (!inputType.getElementType().isF32() &&
+        !inputType.getElementType().isF64())
+      return failure();
+    if (div.getType() != inputType)
       return failure();
 
     // [* gamma] [+ beta], each taken only when it holds one value per

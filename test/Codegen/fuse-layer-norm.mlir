@@ -101,3 +101,22 @@ func.func @not_fused(%x: tensor<8x16xf32>, %y: tensor<8x16xf32>)
   %n3 = weft.binary div %d3, %s3 : (tensor<8x16xf32>, tensor<8x1xf32>) -> tensor<8x16xf32>
   return %n, %d, %n0, %n3 : tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>, tensor<8x16xf32>
 }
+
+// -----
+
+// f16: the normalization kernels take f32 and f64 only, so the written-out
+// form stays (it compiles as elementwise loops).
+// CHECK-LABEL: func.func @half
+// CHECK-NOT: weft.normalize
+func.func @half(%x: tensor<8x16xf16>) -> tensor<8x16xf16> {
+  %two = weft.constant dense<2.0> : tensor<f16>
+  %eps = weft.constant dense<1.0e-3> : tensor<f16>
+  %mean = weft.reduce mean %x axes [1] keepdims : tensor<8x16xf16> -> tensor<8x1xf16>
+  %d = weft.binary sub %x, %mean : (tensor<8x16xf16>, tensor<8x1xf16>) -> tensor<8x16xf16>
+  %sq = weft.binary pow %d, %two : (tensor<8x16xf16>, tensor<f16>) -> tensor<8x16xf16>
+  %var = weft.reduce mean %sq axes [1] keepdims : tensor<8x16xf16> -> tensor<8x1xf16>
+  %ve = weft.binary add %var, %eps : (tensor<8x1xf16>, tensor<f16>) -> tensor<8x1xf16>
+  %s = weft.unary sqrt %ve : tensor<8x1xf16> -> tensor<8x1xf16>
+  %n = weft.binary div %d, %s : (tensor<8x16xf16>, tensor<8x1xf16>) -> tensor<8x16xf16>
+  return %n : tensor<8x16xf16>
+}

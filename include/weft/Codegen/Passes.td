@@ -201,7 +201,8 @@ def WeftFuseLayerNorm : Pass<"weft-fuse-layer-norm"> {
     two reductions and four elementwise passes become one kernel that reads
     each row for its statistics and once more to write it. It matches only
     when the axes are the trailing ones, `eps` is a one-element constant,
-    every intermediate value has no other user, and gamma and beta hold one
+    every intermediate value has no other user, the type is f32 or f64 (the
+    normalization kernels' types), and gamma and beta hold one
     value per normalized element (a Mul or Add that broadcasts otherwise
     stays after the normalization). The statistics are computed as
     weft.normalize computes them (sums in double on the CPU), so results
