@@ -177,26 +177,31 @@ def ensure_bench_models(folder, names):
                      "--names", ",".join(stale)])
 
 
-def resolve_models(args):
-    """(name, model.onnx, data folder) per name; missing shared models are
-    skipped with a note, returned as the second value."""
-    names = [n for n in args.names.split(",") if n]
-    ensure_bench_models(args.bench_models,
-                        [n for n in names if n in BENCH_MODELS])
+def find_models(names, bench_models, shared_models, note):
+    """(name, model.onnx, data folder) per name, the repo's own benchmark
+    models generated into bench_models when missing; shared models that are
+    not here are skipped with note(...) and returned as the second value."""
+    ensure_bench_models(bench_models, [n for n in names if n in BENCH_MODELS])
     models, skipped = [], []
     for name in names:
-        base = args.bench_models if name in BENCH_MODELS else args.models
+        base = bench_models if name in BENCH_MODELS else shared_models
         model = os.path.join(base, name, "model.onnx")
         data = os.path.join(base, name, "test_data_set_0")
         if not os.path.exists(model) or not os.path.isdir(data):
-            print(f"bench: note: skipping {name}: no {model} "
-                  "(the shared models are not here)", flush=True)
+            note(f"skipping {name}: no {model} (the shared models are not "
+                 "here)")
             skipped.append(name)
             continue
         models.append((name, model, data))
     if not models:
         fail("no model to measure")
     return models, skipped
+
+
+def resolve_models(args):
+    names = [n for n in args.names.split(",") if n]
+    return find_models(names, args.bench_models, args.models,
+                       lambda text: print("bench: note: " + text, flush=True))
 
 
 def input_shape_flags(data_dir):
@@ -396,6 +401,21 @@ def doc_text(args, machine, rounds, ort_version, skipped):
     return "\n".join(out) + "\n\n"
 
 
+def write_file_atomically(path, data):
+    """Writes bytes to path through a temp file beside it and a rename, so
+    that the file is never half written; keeps path's mode."""
+    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
+                               prefix=".benchmarks-", suffix=".md")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        shutil.copymode(path, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        os.unlink(tmp)
+        raise
+
+
 def replace_first_section(path, text):
     """Replaces everything before the first line starting with "## " by text
     and keeps the rest byte for byte; writes a temp file, then renames."""
@@ -403,17 +423,7 @@ def replace_first_section(path, text):
         old = f.read()
     m = re.search(rb"^## ", old, re.MULTILINE)
     rest = old[m.start():] if m else b""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=".benchmarks-",
-                               suffix=".md")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(text.encode() + rest)
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    write_file_atomically(path, text.encode() + rest)
 
 
 # ---------------------------------------------------------------- main

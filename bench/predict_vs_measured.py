@@ -79,7 +79,6 @@ import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import textwrap
 
 import numpy as np
@@ -92,7 +91,6 @@ import compare  # noqa: E402  (its helpers: models, shapes, machine)
 
 ROOT = compare.ROOT
 DEFAULT_MODELS = "bert_tiny,resnet18,gpt2_style,mobilenet_v2"
-OWN_MODELS = ("gpt2_style", "mobilenet_v2")
 SECTION = "## Predicted against measured (bench/predict_vs_measured.py)"
 TOLERANCE = 0.20
 
@@ -178,22 +176,7 @@ def resolve_models(args):
     if unknown:
         fail(f"unknown model(s) {', '.join(unknown)}; known: "
              f"{DEFAULT_MODELS}")
-    compare.ensure_bench_models(args.bench_models,
-                                [n for n in names if n in OWN_MODELS])
-    models, missing = [], []
-    for name in names:
-        base = args.bench_models if name in OWN_MODELS else args.shared
-        model = os.path.join(base, name, "model.onnx")
-        data = os.path.join(base, name, "test_data_set_0")
-        if not os.path.exists(model) or not os.path.isdir(data):
-            note(f"skipping {name}: no {model} (the shared models are not "
-                 "here)")
-            missing.append(name)
-            continue
-        models.append((name, model, data))
-    if not models:
-        fail("no model to measure")
-    return models, missing
+    return compare.find_models(names, args.bench_models, args.shared, note)
 
 
 def batch2_data(args, name, data):
@@ -444,16 +427,7 @@ def replace_section(path, text):
         sep = b"" if old.endswith(b"\n\n") or not old else \
             b"\n" if old.endswith(b"\n") else b"\n\n"
         new = old + sep + body
-    fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)),
-                               prefix=".benchmarks-", suffix=".md")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(new)
-        shutil.copymode(path, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        os.unlink(tmp)
-        raise
+    compare.write_file_atomically(path, new)
 
 
 # ---------------------------------------------------------------- main

@@ -252,6 +252,64 @@ int benchGemm(Contexts &contexts, const Options &options) {
 // Convolution
 //===----------------------------------------------------------------------===//
 
+/// The buffers of one convolution shape.
+struct ConvBuffers {
+  const float *x, *w, *bias;
+  float *y;
+};
+
+/// One row of a convolution table: every algorithm on every context,
+/// printed as "us [GFLOP/s]"; adds `count` x each time to its column of
+/// `totals` and names oneDNN's implementation of the algorithms in `named`.
+/// Drops the cached primitives afterwards: the next row reuses the
+/// parameter block's address.
+int timeConvRow(Contexts &contexts, const Options &options, const char *name,
+                const std::vector<ConvAlgorithm> &algorithms,
+                const std::vector<ConvAlgorithm> &named, const int64_t *params,
+                const ConvBuffers &buffers, double flops, int count,
+                std::vector<double> &totals,
+                std::vector<std::string> &implementations) {
+  std::printf("%-28s", name);
+  size_t column = 0;
+  for (weft_rt_context *ctx : contexts.all)
+    for (ConvAlgorithm algorithm : algorithms) {
+      double us = timeIt(
+          [&] {
+            return convWith(ctx, algorithm, params, buffers.x, buffers.w,
+                            buffers.bias, buffers.y);
+          },
+          options);
+      if (us < 0) {
+        std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", name,
+                     weft_rt_context_error(ctx));
+        return kInternalError;
+      }
+      if (ctx == contexts.all.front() &&
+          std::find(named.begin(), named.end(), algorithm) != named.end())
+        implementations.push_back(std::string(name) + ": " +
+                                  oneDnnConvImplementation(ctx, params));
+      totals[column++] += us * count;
+      std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
+    }
+  std::printf("\n");
+  std::fflush(stdout);
+  for (weft_rt_context *ctx : contexts.all)
+    ctx->kernelCache.clear();
+  return kOk;
+}
+
+/// A convolution table's last row and the oneDNN implementations it used.
+void printConvTotals(const char *label, const std::vector<double> &totals,
+                     const char *implementationsHeading,
+                     const std::vector<std::string> &implementations) {
+  std::printf("%-28s", label);
+  for (double total : totals)
+    std::printf(" %8.0f        ", total);
+  std::printf("\n\noneDNN implementations (%s):\n", implementationsHeading);
+  for (const std::string &line : implementations)
+    std::printf("  %s\n", line.c_str());
+}
+
 struct ConvLayer {
   const char *name;
   int64_t c, oc, size, kernel, stride, pad;
@@ -274,7 +332,7 @@ int benchConv(Contexts &contexts, const Options &options) {
       {"l4 512>512 7 k3", 512, 512, 7, 3, 1, 1, 3},
   };
   // The last column is what weft_rt_cpu_conv picks (Auto).
-  const ConvAlgorithm algorithms[] = {
+  const std::vector<ConvAlgorithm> algorithms = {
       ConvAlgorithm::OneDnnPlain,    ConvAlgorithm::OneDnnBlocked,
       ConvAlgorithm::OneDnnWinograd, ConvAlgorithm::Im2colOneDnnGemm,
       ConvAlgorithm::Im2colOpenBlas, ConvAlgorithm::Auto};
@@ -296,43 +354,16 @@ int benchConv(Contexts &contexts, const Options &options) {
         l.kernel,    l.kernel, l.stride, l.stride, 1,    1, l.pad,  l.pad,
         l.pad,       l.pad,    out,      out,      0,    0, 0};
     double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
-    std::printf("%-28s", l.name);
-    size_t column = 0;
-    for (weft_rt_context *ctx : contexts.all)
-      for (ConvAlgorithm algorithm : algorithms) {
-        double us = timeIt(
-            [&] {
-              return convWith(ctx, algorithm, params, x.data(), w.data(),
-                              bias.data(), y.data());
-            },
-            options);
-        if (us < 0) {
-          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", l.name,
-                       weft_rt_context_error(ctx));
-          return kInternalError;
-        }
-        if (ctx == contexts.all.front() &&
-            (algorithm == ConvAlgorithm::OneDnnPlain ||
-             algorithm == ConvAlgorithm::OneDnnBlocked ||
-             algorithm == ConvAlgorithm::OneDnnWinograd))
-          implementations.push_back(std::string(l.name) + ": " +
-                                    oneDnnConvImplementation(ctx, params));
-        totals[column++] += us * l.count;
-        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
-      }
-    std::printf("\n");
-    std::fflush(stdout);
-    // Drop the cached primitives: params is a stack array whose address the
-    // next layer reuses.
-    for (weft_rt_context *ctx : contexts.all)
-      ctx->kernelCache.clear();
+    if (int code = timeConvRow(
+            contexts, options, l.name, algorithms,
+            {ConvAlgorithm::OneDnnPlain, ConvAlgorithm::OneDnnBlocked,
+             ConvAlgorithm::OneDnnWinograd},
+            params, {x.data(), w.data(), bias.data(), y.data()}, flops, l.count,
+            totals, implementations))
+      return code;
   }
-  std::printf("%-28s", "ResNet-18 convs, total");
-  for (double total : totals)
-    std::printf(" %8.0f        ", total);
-  std::printf("\n\noneDNN implementations (plain, blocked, winograd):\n");
-  for (const std::string &line : implementations)
-    std::printf("  %s\n", line.c_str());
+  printConvTotals("ResNet-18 convs, total", totals, "plain, blocked, winograd",
+                  implementations);
   return kOk;
 }
 
@@ -381,9 +412,9 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
       {"dw 960 7 s1 (x3)", 960, 7, 1, 3},
   };
   // The last column is what weft_rt_cpu_conv picks (Auto).
-  const ConvAlgorithm algorithms[] = {ConvAlgorithm::Depthwise,
-                                      ConvAlgorithm::OneDnnBlocked,
-                                      ConvAlgorithm::Auto};
+  const std::vector<ConvAlgorithm> algorithms = {ConvAlgorithm::Depthwise,
+                                                 ConvAlgorithm::OneDnnBlocked,
+                                                 ConvAlgorithm::Auto};
   printHeader("Depthwise 3x3 + Relu6: ours vs oneDNN blocked (MobileNetV2, "
               "batch 1)",
               {"depthwise", "dnnl-blocked", "kept"}, options);
@@ -403,39 +434,13 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
                               1,           1,      1, 1,   1,        1,
                               out,         out,    1, low, high};
     double flops = 2.0 * l.c * out * out * 9;
-    std::printf("%-28s", l.name);
-    size_t column = 0;
-    for (weft_rt_context *ctx : contexts.all)
-      for (ConvAlgorithm algorithm : algorithms) {
-        double us = timeIt(
-            [&] {
-              return convWith(ctx, algorithm, params, x.data(), w.data(),
-                              bias.data(), y.data());
-            },
-            options);
-        if (us < 0) {
-          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", l.name,
-                       weft_rt_context_error(ctx));
-          return kInternalError;
-        }
-        if (ctx == contexts.all.front() &&
-            algorithm == ConvAlgorithm::OneDnnBlocked)
-          implementations.push_back(std::string(l.name) + ": " +
-                                    oneDnnConvImplementation(ctx, params));
-        totals[column++] += us * l.count;
-        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
-      }
-    std::printf("\n");
-    std::fflush(stdout);
-    for (weft_rt_context *ctx : contexts.all)
-      ctx->kernelCache.clear();
+    if (int code = timeConvRow(contexts, options, l.name, algorithms,
+                               {ConvAlgorithm::OneDnnBlocked}, params,
+                               {x.data(), w.data(), bias.data(), y.data()},
+                               flops, l.count, totals, implementations))
+      return code;
   }
-  std::printf("%-28s", "MobileNetV2 dw, total");
-  for (double total : totals)
-    std::printf(" %8.0f        ", total);
-  std::printf("\n\noneDNN implementations (blocked):\n");
-  for (const std::string &line : implementations)
-    std::printf("  %s\n", line.c_str());
+  printConvTotals("MobileNetV2 dw, total", totals, "blocked", implementations);
   return kOk;
 }
 
@@ -467,9 +472,9 @@ int benchPointwise(Contexts &contexts, const Options &options) {
       {"pw 1280x320 7", 1280, 320, 7, 1},
   };
   // The last column is what weft_rt_cpu_conv picks (Auto).
-  const ConvAlgorithm algorithms[] = {ConvAlgorithm::Im2colOneDnnGemm,
-                                      ConvAlgorithm::OneDnnPlain,
-                                      ConvAlgorithm::Auto};
+  const std::vector<ConvAlgorithm> algorithms = {
+      ConvAlgorithm::Im2colOneDnnGemm, ConvAlgorithm::OneDnnPlain,
+      ConvAlgorithm::Auto};
   printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN (MobileNetV2, "
               "batch 1)",
               {"i2c+dnnl", "dnnl-plain", "kept"}, options);
@@ -491,39 +496,13 @@ int benchPointwise(Contexts &contexts, const Options &options) {
                               1,           1,      0,          0,   0,    0,
                               l.size,      l.size, activation, low, high};
     double flops = 2.0 * l.oc * l.c * plane;
-    std::printf("%-28s", l.name);
-    size_t column = 0;
-    for (weft_rt_context *ctx : contexts.all)
-      for (ConvAlgorithm algorithm : algorithms) {
-        double us = timeIt(
-            [&] {
-              return convWith(ctx, algorithm, params, x.data(), w.data(),
-                              bias.data(), y.data());
-            },
-            options);
-        if (us < 0) {
-          std::fprintf(stderr, "weft-kernel-bench: %s failed: %s\n", l.name,
-                       weft_rt_context_error(ctx));
-          return kInternalError;
-        }
-        if (ctx == contexts.all.front() &&
-            algorithm == ConvAlgorithm::OneDnnPlain)
-          implementations.push_back(std::string(l.name) + ": " +
-                                    oneDnnConvImplementation(ctx, params));
-        totals[column++] += us * l.count;
-        std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
-      }
-    std::printf("\n");
-    std::fflush(stdout);
-    for (weft_rt_context *ctx : contexts.all)
-      ctx->kernelCache.clear();
+    if (int code = timeConvRow(contexts, options, l.name, algorithms,
+                               {ConvAlgorithm::OneDnnPlain}, params,
+                               {x.data(), w.data(), bias.data(), y.data()},
+                               flops, l.count, totals, implementations))
+      return code;
   }
-  std::printf("%-28s", "MobileNetV2 pw, total");
-  for (double total : totals)
-    std::printf(" %8.0f        ", total);
-  std::printf("\n\noneDNN implementations (plain):\n");
-  for (const std::string &line : implementations)
-    std::printf("  %s\n", line.c_str());
+  printConvTotals("MobileNetV2 pw, total", totals, "plain", implementations);
   return kOk;
 }
 

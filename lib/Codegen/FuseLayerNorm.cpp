@@ -71,8 +71,7 @@ std::optional<int64_t> trailingMeanAxis(ReduceOp reduce) {
 
 /// True when `param` holds exactly the normalized elements: the trailing
 /// dimensions of `input` from `axis`, with only leading 1s before them.
-bool matchesNormalizedShape(Value param, RankedTensorType input,
-                            int64_t axis) {
+bool matchesNormalizedShape(Value param, RankedTensorType input, int64_t axis) {
   auto type = dyn_cast<RankedTensorType>(param.getType());
   if (!type || !type.hasStaticShape() || !input.hasStaticShape() ||
       type.getElementType() != input.getElementType())
@@ -179,7 +178,8 @@ struct FuseWrittenOutLayerNorm : OpRewritePattern<BinaryOp> {
       gamma = ConstantOp::create(
           rewriter, loc,
           DenseElementsAttr::get(
-              paramType, rewriter.getFloatAttr(paramType.getElementType(), 1.0)));
+              paramType,
+              rewriter.getFloatAttr(paramType.getElementType(), 1.0)));
     auto normalize = NormalizeOp::create(
         rewriter, loc, x, gamma, beta, NormKind::layer,
         static_cast<uint64_t>(*axis), APFloat(*eps), TypeAttr());

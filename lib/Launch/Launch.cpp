@@ -19,10 +19,12 @@
 
 #include "weft/Support/WaitPolicy.h"
 
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Format.h"
+#include "llvm/Support/Path.h"
 #include "llvm/Support/Program.h"
 #include "llvm/Support/Regex.h"
 #include "llvm/Support/WithColor.h"
@@ -57,6 +59,16 @@ static std::string toolName = "weft-run";
 
 static raw_ostream &error() { return WithColor::error(errs(), toolName); }
 static raw_ostream &note() { return WithColor::note(errs(), toolName); }
+
+std::string weft::run::findSiblingProgram(const std::string &name) {
+  static int anchor;
+  std::string self = sys::fs::getMainExecutable(nullptr, &anchor);
+  if (self.empty())
+    return "";
+  SmallString<256> path(sys::path::parent_path(self));
+  sys::path::append(path, name);
+  return sys::fs::can_execute(path) ? path.str().str() : "";
+}
 
 bool weft::run::splitShellWords(const std::string &text,
                                 std::vector<std::string> &out,

@@ -369,17 +369,6 @@ Stream streamBandwidth(size_t bytes, int threads, int reps) {
   return best;
 }
 
-/// weft-calibrate-rank beside this executable; empty when it is not there.
-std::string findRankProgram() {
-  static int anchor;
-  std::string self = sys::fs::getMainExecutable(nullptr, &anchor);
-  if (self.empty())
-    return "";
-  SmallString<256> path(sys::path::parent_path(self));
-  sys::path::append(path, "weft-calibrate-rank");
-  return sys::fs::can_execute(path) ? path.str().str() : "";
-}
-
 /// The ping-pong's latency and its bandwidth per message size (bytes,
 /// bytes/s), smallest first; the spec takes the largest message's (64 MiB,
 /// beyond the last-level cache, as a model's tensors are).
@@ -394,7 +383,7 @@ struct LinkMeasure {
 /// The MPI ping-pong between two ranks of this host; the exit code of the
 /// launch on failure (lib/Launch has said why).
 Expected<LinkMeasure> pingPong(bool quick, int &exitCode) {
-  std::string rank = findRankProgram();
+  std::string rank = weft::run::findSiblingProgram("weft-calibrate-rank");
   if (rank.empty()) {
     exitCode = kExitInternal;
     return createStringError(inconvertibleErrorCode(),
@@ -589,11 +578,12 @@ Error measureLink(const Options &options, Calibration &c,
     return link.takeError();
   c.linkBandwidth = link->bandwidth();
   c.linkLatency = link->latency;
-  c.linkNote = formatv("MPI ping-pong, 2 ranks, {0} MiB messages",
-                       static_cast<int64_t>(link->bandwidths.back().first) >> 20)
-                   .str();
-  rows.push_back(
-      {"MPI ping-pong 8 B", duration(c.linkLatency) + " latency", now() - start});
+  c.linkNote =
+      formatv("MPI ping-pong, 2 ranks, {0} MiB messages",
+              static_cast<int64_t>(link->bandwidths.back().first) >> 20)
+          .str();
+  rows.push_back({"MPI ping-pong 8 B", duration(c.linkLatency) + " latency",
+                  now() - start});
   // One launch measures every size: its time is on the first row.
   for (auto [bytes, perS] : link->bandwidths)
     rows.push_back(
@@ -625,11 +615,11 @@ json::Value buildSpec(const Calibration &c) {
                            {"flop_per_s", std::move(flops)},
                            {"memory_bytes", c.memoryBytes},
                            {"memory_bandwidth_bytes_per_s", c.single.triad}}}},
-      {"nodes",
-       json::Array{json::Object{{"name", "host"},
-                                {"cores", c.cores},
-                                {"memory_bandwidth_bytes_per_s", c.nodeBandwidth},
-                                {"devices", std::move(devices)}}}},
+      {"nodes", json::Array{json::Object{
+                    {"name", "host"},
+                    {"cores", c.cores},
+                    {"memory_bandwidth_bytes_per_s", c.nodeBandwidth},
+                    {"devices", std::move(devices)}}}},
       {"links", json::Object{{"intra_node", std::move(link)}}},
       {"meshes",
        json::Array{json::Object{{"name", "mesh"},
@@ -663,8 +653,8 @@ int writeSpec(const Options &options, StringRef tempPath, json::Value spec) {
   return kExitSuccess;
 }
 
-void printReport(raw_ostream &os, const Options &options,
-                 const Calibration &c, const std::vector<Row> &rows) {
+void printReport(raw_ostream &os, const Options &options, const Calibration &c,
+                 const std::vector<Row> &rows) {
   size_t width = 0;
   for (const Row &row : rows)
     width = std::max(width, row.what.size());

@@ -123,17 +123,6 @@ static double memoryNeeded(const PlanRequest &request, const ReshardPlan &plan,
   return total;
 }
 
-/// weft-reshard-rank beside this executable; empty when it is not there.
-static std::string findRankProgram() {
-  static int anchor;
-  std::string self = sys::fs::getMainExecutable(nullptr, &anchor);
-  if (self.empty())
-    return "";
-  SmallString<256> path(sys::path::parent_path(self));
-  sys::path::append(path, "weft-reshard-rank");
-  return sys::fs::can_execute(path) ? path.str().str() : "";
-}
-
 /// The checks before a launch; an error message, or nothing.
 static std::optional<std::string> checkRunnable(const PlanRequest &request,
                                                 StringRef clusterSpec,
@@ -215,7 +204,7 @@ int weft::reshard::runRun(ArrayRef<StringRef> args) {
     return fail(*error, StringRef(*error).starts_with("internal")
                             ? weft::run::kExitInternal
                             : weft::run::kExitBadInput);
-  std::string rankProgram = findRankProgram();
+  std::string rankProgram = weft::run::findSiblingProgram("weft-reshard-rank");
   if (rankProgram.empty())
     return fail("run: weft-reshard-rank is not installed beside "
                 "weft-reshard (it is built with the runtime: "

@@ -78,6 +78,11 @@ int runProgram(const std::vector<std::string> &argv,
 /// kExitDeviceUnavailable when it cannot start the ranks.
 int runMpiJob(const MpiJob &job, const LaunchOptions &options);
 
+/// The executable `name` in the folder of the running program (a tool's
+/// MPI helper installed beside it, e.g. weft-reshard-rank); empty when it is
+/// not there or not executable.
+std::string findSiblingProgram(const std::string &name);
+
 /// Splits `text` into words as a POSIX shell would (no expansions); false
 /// with `error` on an unterminated quote.
 bool splitShellWords(const std::string &text, std::vector<std::string> &out,
