@@ -20,6 +20,26 @@ func.func @conv_weight_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) {
 
 // -----
 
+// Tests that a fused clamp's bounds are ordered.
+func.func @conv_clamp_order(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{clamp_min 6.000000e+00 is greater than clamp_max 0.000000e+00}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] clamp_min 6.0 clamp_max 0.0 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
+// Tests that a fused clamp's bounds are finite.
+func.func @conv_clamp_inf(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
+  // expected-error @+2 {{clamp bounds must be finite}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] clamp_max 0x7FF0000000000000 : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
 // Tests that strides need one value per spatial dimension.
 func.func @conv_strides_length(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
   // expected-error @+2 {{strides has 1 values, expected 2}}

@@ -114,3 +114,14 @@ func.func @normalize(%x: tensor<?x128x768xf16>, %g: tensor<768xf16>, %a: tensor<
          -> (tensor<2x3x5x5xf32>, tensor<2x3x1x1xf32>, tensor<2x3x1x1xf32>)
   return
 }
+
+// Tests that a fused clamp (set by codegen's weft-fuse-conv-clamp)
+// round-trips, with one bound or both.
+// CHECK-LABEL: func.func @conv_clamp
+// CHECK: weft.conv %{{.*}}, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 4 clamp_min 0.000000e+00 clamp_max 6.000000e+00 :
+// CHECK: weft.conv %{{.*}}, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 4 clamp_min 0.000000e+00 :
+func.func @conv_clamp(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> (tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>) {
+  %0 = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 4 clamp_min 0.0 clamp_max 6.0 : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+  %1 = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 4 clamp_min 0.0 : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
+  return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
+}
