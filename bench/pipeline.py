@@ -156,7 +156,7 @@ def stage_compute_ms(trace_files, runs):
             events = events.get("traceEvents", [])
         total = sum(e.get("dur", 0) for e in events
                     if e.get("ph") == "X" and e.get("cat") not in
-                    ("run", "send", "recv"))
+                    ("run", "transfer"))
         rank = re.search(r"rank(\d+)", os.path.basename(path))
         per_rank[int(rank.group(1)) if rank else 0] = total / 1000.0 / runs
     return per_rank

@@ -100,6 +100,7 @@ static void buildTracks(const Cluster &cluster, const SimProgram &program,
       if (op.kind == SimOpKind::Compute) {
         event.kind = TimelineKind::Compute;
         event.category = "compute";
+        event.ops = op.ops;
         summary.computeSeconds += event.end - event.start;
       } else {
         event.kind = TimelineKind::Communication;

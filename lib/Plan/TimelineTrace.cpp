@@ -74,6 +74,36 @@ static int64_t tracePid(const TimelineTrack &track, size_t index) {
   return track.device >= 0 ? track.device : static_cast<int64_t>(index);
 }
 
+/// The op events of compute interval `event`: laid end to end from its
+/// start, each as long as its share, scaled so that they fill the interval
+/// exactly (the simulator may have stretched it, e.g. for shared cores).
+static void appendOpEvents(const TimelineEvent &event, int64_t pid,
+                           json::Array &events) {
+  double total = 0;
+  for (const TimelineOp &op : *event.ops)
+    total += std::max(op.seconds, 0.0);
+  double length = event.end - event.start;
+  double scale = total > 0 ? length / total : 0;
+  double at = event.start;
+  for (const TimelineOp &op : *event.ops) {
+    double seconds = std::max(op.seconds, 0.0) * scale;
+    json::Object args{{"kind", op.kind}};
+    if (event.stage >= 0)
+      args["stage"] = event.stage;
+    if (event.microbatch >= 0)
+      args["microbatch"] = event.microbatch;
+    events.push_back(json::Object{{"name", op.name},
+                                  {"cat", "op"},
+                                  {"ph", "X"},
+                                  {"ts", at * 1e6},
+                                  {"dur", seconds * 1e6},
+                                  {"pid", pid},
+                                  {"tid", pid},
+                                  {"args", std::move(args)}});
+    at = std::min(at + seconds, event.end);
+  }
+}
+
 json::Value timelineTraceJson(const Timeline &timeline) {
   json::Array events;
   // Metadata first: names and order of the tracks.
@@ -101,6 +131,14 @@ json::Value timelineTraceJson(const Timeline &timeline) {
                      {"tid", pid},
                      {"args", json::Object{{"name", track.name}}}});
   }
+  // Every op event or none: a trace with some intervals' ops and not
+  // others' would read as ops that did not run.
+  int64_t opEvents = 0;
+  for (const TimelineTrack &track : timeline.tracks)
+    for (const TimelineEvent &event : track.events)
+      if (event.ops)
+        opEvents += static_cast<int64_t>(event.ops->size());
+  bool writeOps = opEvents <= kMaxTraceOpEvents;
   for (size_t t = 0; t < timeline.tracks.size(); ++t) {
     const TimelineTrack &track = timeline.tracks[t];
     int64_t pid = tracePid(track, t);
@@ -121,15 +159,22 @@ json::Value timelineTraceJson(const Timeline &timeline) {
                                     {"pid", pid},
                                     {"tid", pid},
                                     {"args", std::move(args)}});
+      if (writeOps && event.ops)
+        appendOpEvents(event, pid, events);
     }
   }
   json::Array notes;
   for (const std::string &note : timeline.notes)
     notes.push_back(note);
+  json::Object other{{"title", timeline.title}, {"notes", std::move(notes)}};
+  if (opEvents > 0)
+    other["op_events"] =
+        writeOps ? std::to_string(opEvents) + " (category \"op\")"
+                 : "left out: " + std::to_string(opEvents) + " ops, more than " +
+                       std::to_string(kMaxTraceOpEvents);
   return json::Object{{"traceEvents", std::move(events)},
                       {"displayTimeUnit", "ms"},
-                      {"otherData", json::Object{{"title", timeline.title},
-                                                 {"notes", std::move(notes)}}}};
+                      {"otherData", std::move(other)}};
 }
 
 void writeTimelineTrace(const Timeline &timeline, raw_ostream &os) {

@@ -9,10 +9,14 @@
 #include "weft/Plan/CostModel.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/WeftOps.h"
+#include "weft/WeftTypeUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 
+#include <memory>
 #include <optional>
 #include <vector>
 
@@ -194,6 +198,32 @@ communicationOf(Operation *op, ModuleOp module, const RankSimInfo &info,
   return std::optional<plan::SimOp>(std::move(*simOp));
 }
 
+/// The ops of `block` that run: those with side effects (communication,
+/// the terminator) and those whose results they use, directly or not.
+/// Codegen erases the rest, e.g. the stage's computation on a rank that
+/// returns zeros for an output another rank of its mesh returns.
+static llvm::DenseSet<Operation *> liveOps(Block &block) {
+  llvm::DenseSet<Operation *> live;
+  for (Operation &op : llvm::reverse(block)) {
+    bool used = !isMemoryEffectFree(&op) ||
+                op.hasTrait<OpTrait::IsTerminator>() ||
+                llvm::any_of(op.getUsers(), [&](Operation *user) {
+                  return live.contains(block.findAncestorOpInBlock(*user));
+                });
+    if (used)
+      live.insert(&op);
+  }
+  return live;
+}
+
+/// The name a profiled run gives `op`: its ONNX node's name, else its kind
+/// (weft-insert-status-checks).
+static std::string profileNameOf(Operation *op) {
+  if (NameLoc named = findNameLoc(op->getLoc()))
+    return named.getName().str();
+  return op->getName().stripDialect().str();
+}
+
 /// The cost model of the stage's mesh: the program's mesh that holds the
 /// rank, else the rank's own device alone.
 static plan::CostModel stageCosts(ModuleOp program, const RankSimInfo &info,
@@ -232,18 +262,31 @@ LogicalResult mlir::weft::appendRankSimOps(ModuleOp program,
   // per-op overhead are not modelled), and ops are summed in program order.
   std::vector<plan::SimOp> ops;
   double pending = 0;
+  // The run's ops by the names a profiled run gives them (the ONNX node, as
+  // weft-insert-status-checks names them), so that predicted and measured
+  // traces line up op by op.
+  std::vector<plan::TimelineOp> pendingOps;
   auto flush = [&] {
-    if (pending > 0)
+    if (pending > 0) {
       ops.push_back(plan::SimOp::compute(pending, label));
+      ops.back().ops = std::make_shared<const std::vector<plan::TimelineOp>>(
+          std::move(pendingOps));
+    }
     pending = 0;
+    pendingOps.clear();
   };
+  llvm::DenseSet<Operation *> live = liveOps(main.getBody().front());
   for (Operation &op : main.getBody().front()) {
     FailureOr<std::optional<plan::SimOp>> communication =
         communicationOf(&op, program, info, ids);
     if (failed(communication))
       return failure();
     if (!*communication) {
-      pending += computeSecondsOf(&op, costs);
+      double seconds = live.contains(&op) ? computeSecondsOf(&op, costs) : 0;
+      if (seconds > 0)
+        pendingOps.push_back({profileNameOf(&op),
+                              op.getName().stripDialect().str(), seconds});
+      pending += seconds;
       continue;
     }
     flush();

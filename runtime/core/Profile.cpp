@@ -40,6 +40,19 @@ std::string weft::rt::escapeJson(const std::string &text) {
   return out;
 }
 
+/// The trace category of an op kind, as weftc's simulated timeline.json
+/// has it (docs/Simulator.md): "transfer" for point-to-point messages,
+/// "collective" for collectives, "op" for every kernel and loop nest. The
+/// kind itself goes to args.kind.
+static const char *categoryOfKind(const std::string &kind) {
+  if (kind == "send" || kind == "recv")
+    return "transfer";
+  if (kind.rfind("all_", 0) == 0 || kind == "reduce_scatter" ||
+      kind == "broadcast")
+    return "collective";
+  return "op";
+}
+
 bool weft::rt::writeChromeTrace(const std::string &path,
                                 const weft_rt_context &ctx,
                                 const ProgramSignature &signature,
@@ -55,25 +68,28 @@ bool weft::rt::writeChromeTrace(const std::string &path,
                      "\"tid\":0,\"args\":{\"name\":\"weft program\"}}");
   int64_t run = 0;
   for (const ProfileEvent &event : ctx.events) {
-    std::string name, kind;
+    std::string name, kind, category;
     if (event.opId == kRunEventId) {
       name = "run " + std::to_string(run++);
-      kind = "run";
+      kind = category = "run";
     } else if (event.opId >= 0 &&
                static_cast<size_t>(event.opId) < signature.ops.size()) {
       name = escapeJson(signature.ops[event.opId].name);
       kind = escapeJson(signature.ops[event.opId].kind);
+      category = categoryOfKind(signature.ops[event.opId].kind);
     } else {
       // An id the signature does not list: keep the event, say so.
       name = "op " + std::to_string(event.opId);
       kind = "unknown";
+      category = "op";
     }
     std::fprintf(file,
                  ",\n{\"name\":\"%s\",\"cat\":\"%s\",\"ph\":\"X\","
                  "\"ts\":%.3f,\"dur\":%.3f,\"pid\":0,\"tid\":0,"
-                 "\"args\":{\"op\":%lld}}",
-                 name.c_str(), kind.c_str(), event.startUs - origin,
-                 event.durationUs, static_cast<long long>(event.opId));
+                 "\"args\":{\"op\":%lld,\"kind\":\"%s\"}}",
+                 name.c_str(), category.c_str(), event.startUs - origin,
+                 event.durationUs, static_cast<long long>(event.opId),
+                 kind.c_str());
   }
   // Times are relative to the first event; otherData keeps where that is on
   // the steady clock (CLOCK_MONOTONIC, which the processes of one host

@@ -41,7 +41,7 @@ constexpr const char *kRank12 = R"mlir(
 weft.mesh @stage1 shape = [2] devices = [1, 2]
 func.func @main(%x: tensor<4x8xf32>) -> tensor<4x8xf32> {
   %r = weft.recv from 0 tag TAG : tensor<4x8xf32>
-  %a = weft.unary relu %r : tensor<4x8xf32> -> tensor<4x8xf32>
+  %a = weft.unary relu %r : tensor<4x8xf32> -> tensor<4x8xf32> loc("/block/Relu")
   %b = weft.binary add %a, %r : (tensor<4x8xf32>, tensor<4x8xf32>) -> tensor<4x8xf32>
   %s = weft.all_reduce %b on @stage1 over [0] : tensor<4x8xf32>
   return %s : tensor<4x8xf32>
@@ -130,6 +130,17 @@ TEST_F(SimulateProgramTest, ReadsEveryOp) {
   EXPECT_DOUBLE_EQ(program.devices[1][1].seconds,
                    costs1.computeSeconds(32, 128, plan::DType::F32) +
                        costs1.computeSeconds(32, 256, plan::DType::F32));
+  // The run's ops, named as a profile names them: the ONNX node where the
+  // location has one, else the op's kind; shared by every microbatch.
+  const plan::TimelineOps &parts = program.devices[1][1].ops;
+  ASSERT_TRUE(parts);
+  ASSERT_EQ(parts->size(), 2u);
+  EXPECT_EQ((*parts)[0].name, "/block/Relu");
+  EXPECT_EQ((*parts)[0].kind, "unary");
+  EXPECT_DOUBLE_EQ((*parts)[0].seconds,
+                   costs1.computeSeconds(32, 128, plan::DType::F32));
+  EXPECT_EQ((*parts)[1].name, "binary");
+  EXPECT_EQ(program.devices[1][4].ops, parts);
 
   llvm::Expected<plan::SimResult> result = plan::simulate(cluster, program);
   ASSERT_TRUE(static_cast<bool>(result)) << toString(result.takeError());

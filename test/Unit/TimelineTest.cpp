@@ -19,7 +19,10 @@
 
 #include <algorithm>
 #include <map>
+#include <memory>
+#include <optional>
 #include <regex>
+#include <tuple>
 
 using namespace weft::plan;
 
@@ -341,3 +344,89 @@ TEST(TimelineTest, Units) {
 }
 
 } // namespace
+
+/// The op events of `trace` (category "op"), as (name, ts, dur) in us.
+static std::vector<std::tuple<std::string, double, double>>
+opEventsOf(const llvm::json::Value &trace) {
+  std::vector<std::tuple<std::string, double, double>> ops;
+  for (const llvm::json::Value &v :
+       *trace.getAsObject()->getArray("traceEvents"))
+    if (v.getAsObject()->getString("cat") == "op")
+      ops.emplace_back(v.getAsObject()->getString("name")->str(),
+                       *v.getAsObject()->getNumber("ts"),
+                       *v.getAsObject()->getNumber("dur"));
+  return ops;
+}
+
+// Tests that a compute interval's ops become "op" events laid end to end
+// inside it, scaled to fill it (the simulator stretched this one from 3 to
+// 6 us), named as a profile names them, with their kind in args.
+TEST(TimelineTest, ComputeOpsAreNestedOpEvents) {
+  Timeline timeline;
+  TimelineTrack track;
+  track.name = "cpu0";
+  track.device = 0;
+  TimelineEvent event;
+  event.start = 10e-6;
+  event.end = 16e-6;
+  event.name = "stage 0";
+  event.stage = 0;
+  event.microbatch = 1;
+  event.ops = std::make_shared<const std::vector<TimelineOp>>(
+      std::vector<TimelineOp>{{"/conv1/Conv", "conv", 2e-6},
+                              {"/relu/Relu", "relu", 1e-6}});
+  track.events.push_back(event);
+  timeline.tracks.push_back(track);
+  llvm::json::Value trace = timelineTraceJson(timeline);
+  auto ops = opEventsOf(trace);
+  ASSERT_EQ(ops.size(), 2u);
+  EXPECT_EQ(std::get<0>(ops[0]), "/conv1/Conv");
+  EXPECT_NEAR(std::get<1>(ops[0]), 10.0, 1e-9);
+  EXPECT_NEAR(std::get<2>(ops[0]), 4.0, 1e-9);
+  EXPECT_EQ(std::get<0>(ops[1]), "/relu/Relu");
+  EXPECT_NEAR(std::get<1>(ops[1]), 14.0, 1e-9);
+  EXPECT_NEAR(std::get<2>(ops[1]), 2.0, 1e-9);
+  for (const llvm::json::Value &v :
+       *trace.getAsObject()->getArray("traceEvents")) {
+    const llvm::json::Object &e = *v.getAsObject();
+    if (e.getString("cat") != "op")
+      continue;
+    const llvm::json::Object *args = e.getObject("args");
+    EXPECT_EQ(args->getInteger("stage"), 0);
+    EXPECT_EQ(args->getInteger("microbatch"), 1);
+    EXPECT_TRUE(args->getString("kind") == "conv" ||
+                args->getString("kind") == "relu");
+  }
+  // The SVG still draws the interval as one bar.
+  std::string svg = svgOf(timeline);
+  size_t bars = 0;
+  for (size_t at = svg.find("<rect class=\"compute\""); at != std::string::npos;
+       at = svg.find("<rect class=\"compute\"", at + 1))
+    ++bars;
+  EXPECT_EQ(bars, 1u);
+}
+
+// Tests that past kMaxTraceOpEvents no op event is written (not some of
+// them), and otherData says so.
+TEST(TimelineTest, TooManyOpEventsAreLeftOutWhole) {
+  Timeline timeline;
+  TimelineTrack track;
+  track.name = "cpu0";
+  track.device = 0;
+  auto ops = std::make_shared<const std::vector<TimelineOp>>(
+      std::vector<TimelineOp>(1000, TimelineOp{"op", "add", 1e-6}));
+  for (int64_t i = 0; i * 1000 <= kMaxTraceOpEvents; ++i) {
+    TimelineEvent event;
+    event.start = i * 1e-3;
+    event.end = event.start + 1e-3;
+    event.ops = ops;
+    track.events.push_back(event);
+  }
+  timeline.tracks.push_back(track);
+  llvm::json::Value trace = timelineTraceJson(timeline);
+  EXPECT_TRUE(opEventsOf(trace).empty());
+  std::optional<llvm::StringRef> note =
+      trace.getAsObject()->getObject("otherData")->getString("op_events");
+  ASSERT_TRUE(note.has_value());
+  EXPECT_TRUE(note->starts_with("left out")) << note->str();
+}

@@ -90,13 +90,13 @@ static std::optional<RankTrace> readRankTrace(const std::string &path,
   return trace;
 }
 
-/// The measured timeline's kind and category of an op kind: collectives and
-/// transfers are communication, as in the simulated timeline.
-static std::pair<plan::TimelineKind, std::string> classify(StringRef kind) {
-  if (kind == "send" || kind == "recv")
-    return {plan::TimelineKind::Communication, "transfer"};
-  if (kind.starts_with("all_") || kind == "reduce_scatter")
-    return {plan::TimelineKind::Communication, "collective"};
+/// The measured timeline's kind and category of a trace category (the
+/// runtime's, which the simulated timeline.json shares): collectives and
+/// transfers are communication, ops ("op") compute.
+static std::pair<plan::TimelineKind, std::string>
+classify(StringRef category) {
+  if (category == "transfer" || category == "collective")
+    return {plan::TimelineKind::Communication, category.str()};
   return {plan::TimelineKind::Compute, "compute"};
 }
 

@@ -339,6 +339,25 @@ int mlir::weft::compileOneDevice(MLIRContext &context,
                                  llvm::TargetMachine &machine,
                                  StageClock &clock, const char *argv0) {
   ModuleOp module = *model.module;
+  // A package's timeline.svg and timeline.json, as a mesh's package has:
+  // the program simulated as the planner prices it, before lowering.
+  bool package =
+      options.emit == EmitKind::Exe || options.emit == EmitKind::Lib;
+  ProgramSimulation sim(/*microbatches=*/1,
+                        model.name + " on " + shardOptions.cluster.name +
+                            ": one device");
+  if (package) {
+    const plan::Mesh &mesh = shardOptions.cluster.meshes[shardOptions.mesh];
+    std::vector<int64_t> clusterDeviceOfRank = {mesh.devices.front()};
+    RankSimInfo info;
+    info.clusterDeviceOfRank = clusterDeviceOfRank;
+    SimulatedSummary summary;
+    if (int code =
+            addRankToSimulation(sim, module, info, shardOptions.cluster))
+      return code;
+    if (int code = simulatePrograms(sim, shardOptions.cluster, summary))
+      return code;
+  }
   // Weights move into the device's file; their ops point there.
   WeightsFileLayout weights = layoutWeights(module, "dev0.bin");
 
@@ -407,6 +426,8 @@ int mlir::weft::compileOneDevice(MLIRContext &context,
   if (failed(writePackage(contents, runtime, options.outputPath,
                           options.emit == EmitKind::Lib, module.getLoc())))
     return kExitInternal;
+  if (int code = writeTimelineFiles(options, sim))
+    return code;
   clock.lap("link");
 
   if (!options.quiet)

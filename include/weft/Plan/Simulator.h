@@ -71,6 +71,9 @@ struct SimOp {
   /// microbatch also tells which request of a stream the op serves.
   int stage = -1;
   int64_t microbatch = -1;
+  /// Compute, optional: the ops it runs (their seconds summing to
+  /// `seconds`), which the timeline's trace names one by one.
+  TimelineOps ops;
 
   /// A kernel (or several) taking `seconds`.
   static SimOp compute(double seconds, llvm::StringRef label = "");

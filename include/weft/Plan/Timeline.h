@@ -16,6 +16,7 @@
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -36,6 +37,22 @@ enum class TimelineKind {
 /// "compute", "communication" or "wait".
 llvm::StringRef timelineKindName(TimelineKind kind);
 
+/// One op inside a compute interval: what a profiled run records per op, so
+/// that predicted and measured traces name the same things.
+struct TimelineOp {
+  /// The op's name in a profile: its ONNX node's name (or its kind when
+  /// the node has none), as the runtime's profile names it.
+  std::string name;
+  /// What kind of op, e.g. "conv" or "matmul" (the trace event's args.kind).
+  std::string kind;
+  /// Its share of the interval, >= 0; the ops of an interval sum to it.
+  double seconds = 0;
+};
+
+/// The ops of one compute interval, shared by the intervals of every
+/// microbatch that runs them.
+using TimelineOps = std::shared_ptr<const std::vector<TimelineOp>>;
+
 /// One interval of one device.
 struct TimelineEvent {
   /// Seconds from the timeline's origin; start <= end.
@@ -49,6 +66,10 @@ struct TimelineEvent {
   /// The pipeline stage and microbatch the interval belongs to; -1 for none.
   int stage = -1;
   int64_t microbatch = -1;
+  /// Compute only, optional: the ops the interval runs, in order. The trace
+  /// writes them as events of category "op" nested in the interval; the
+  /// SVG draws the interval as one bar.
+  TimelineOps ops;
 };
 
 /// One device's row.
@@ -156,7 +177,15 @@ void writeTimelineSvg(const Timeline &timeline, llvm::raw_ostream &os,
 /// event's name, its category as `cat` and stage/microbatch in `args`; pid
 /// and tid are the track's device. Metadata events name each process and
 /// thread after the device (and its stage) and keep the tracks in order.
+/// A compute interval's ops (TimelineEvent::ops) follow it as events of
+/// category "op", laid end to end inside it, named as a profiled run names
+/// its ops (args: kind, stage, microbatch), up to kMaxTraceOpEvents of them
+/// in all; past that no op events are written and otherData.op_events says
+/// why.
 llvm::json::Value timelineTraceJson(const Timeline &timeline);
+
+/// The most op events timelineTraceJson writes (about 40 MB of JSON).
+inline constexpr int64_t kMaxTraceOpEvents = 250'000;
 
 /// Writes timelineTraceJson(timeline), indented.
 void writeTimelineTrace(const Timeline &timeline, llvm::raw_ostream &os);

@@ -271,12 +271,14 @@ TEST_F(ModelTest, WritesChromeTrace) {
             std::string::npos)
       << json;
   // Quotes escaped, valid UTF-8 kept, a stray byte replaced.
-  EXPECT_NE(json.find("\"name\":\"add\\\"quoted\\\"\",\"cat\":\"Add\""),
+  // Ops are category "op" with their kind in args, as weftc's timeline.json.
+  EXPECT_NE(json.find("\"name\":\"add\\\"quoted\\\"\",\"cat\":\"op\""),
             std::string::npos)
       << json;
-  EXPECT_NE(json.find("\"name\":\"\xc3\xa9t\\ufffd\",\"cat\":\"Relu\""),
+  EXPECT_NE(json.find("\"name\":\"\xc3\xa9t\\ufffd\",\"cat\":\"op\""),
             std::string::npos)
       << json;
+  EXPECT_NE(json.find("\"kind\":\"Relu\"}"), std::string::npos) << json;
   EXPECT_NE(json.find("\"ts\":0.000,"), std::string::npos);
 
   EXPECT_EQ(weft_rt_model_write_profile(

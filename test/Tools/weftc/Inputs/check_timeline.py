@@ -7,7 +7,8 @@ plan.json's `simulated` object has positive figures and a latency within
 0.5-2 x the GPipe schedule's; the Chrome trace has one X event per compute
 interval (plan.json's `compute_intervals`), each on a device of the plan,
 labelled with that device's stage and a microbatch of the schedule, inside
-the simulated latency; the SVG has one compute bar per compute event and,
+the simulated latency, and its "op" events inside them; the SVG has one
+compute bar per compute event and,
 where rsvg-convert is installed, renders without a word on stderr.
 """
 import json
@@ -58,10 +59,22 @@ for e in compute:
         sys.exit(f"{trace_path}: {e} is not device {e['pid']}'s stage")
     if not 0 <= e["args"]["microbatch"] < microbatches:
         sys.exit(f"{trace_path}: {e} has a microbatch out of range")
+# Every stage computes; a device whose results no one uses (a replicated
+# stage's rank that does not return the outputs) may compute nothing, as
+# codegen erases its dead ops.
 busy = {e["pid"] for e in compute}
-if busy != set(stage_of):
+if not busy <= set(stage_of) or \
+        {stage_of[d] for d in busy} != set(stage_of.values()):
     sys.exit(f"{trace_path}: devices {sorted(busy)} compute, the plan has "
              f"{sorted(stage_of)}")
+# A compute interval's ops ("op" events) lie end to end inside it.
+ops = [e for e in events if e["cat"] == "op"]
+for e in ops:
+    inside = [c for c in compute if c["pid"] == e["pid"] and
+              c["ts"] - 1e-6 <= e["ts"] and
+              e["ts"] + e["dur"] <= c["ts"] + c["dur"] + 1e-6]
+    if not inside:
+        sys.exit(f"{trace_path}: op event {e} lies in no compute interval")
 
 svg = open(svg_path).read()
 bars = svg.count('<rect class="compute"')
