@@ -6,6 +6,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Context.h"
+#include "ClockSync.h"
 
 #include <omp.h>
 
@@ -98,7 +99,8 @@ static int threadsFromEnvironment() {
 double weft::rt::nowMicroseconds() {
   using namespace std::chrono;
   return duration<double, std::micro>(steady_clock::now().time_since_epoch())
-      .count();
+             .count() +
+         testClockSkewUs();
 }
 
 weft_rt_status weft_rt_context_create(weft_rt_context **out_ctx) {

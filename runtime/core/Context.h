@@ -7,6 +7,7 @@
 #ifndef WEFT_RUNTIME_CORE_CONTEXT_H
 #define WEFT_RUNTIME_CORE_CONTEXT_H
 
+#include "ClockSync.h"
 #include "weft_rt.h"
 
 #include <atomic>
@@ -38,7 +39,8 @@ struct HealthCheck {
   void *user;
 };
 
-/// Microseconds on a monotonic clock.
+/// Microseconds on a monotonic clock (the steady clock, which the processes
+/// of one host share; plus testClockSkewUs()).
 double nowMicroseconds();
 
 } // namespace weft::rt
@@ -49,6 +51,9 @@ struct weft_rt_context {
   /// Set by weft_rt_model_enable_profile; events grow by one per op run.
   bool profiling = false;
   std::vector<weft::rt::ProfileEvent> events;
+  /// Rank 0's clock against this one, estimated around the profiled runs
+  /// of a multi-rank job (ClockSync.h); written into the profile.
+  std::vector<weft::rt::ClockSyncPoint> clockSync;
   /// Keyed by the op's parameter block: generated code passes each op a
   /// constant block of its own, so its address names the op.
   std::unordered_map<const int64_t *, std::unique_ptr<weft::rt::CachedKernel>>

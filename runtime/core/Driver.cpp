@@ -478,6 +478,11 @@ int Driver::runAll() {
     into = &slots;
   }
   threads = std::make_unique<ThreadAdapter>(options.fixedThreads ? 1 : current);
+  // A profile of several ranks is merged on rank 0's clock: the offsets are
+  // measured before and after the runs, as clocks of several hosts drift.
+  bool syncClocks = comm && !options.profilePath.empty();
+  if (syncClocks)
+    ctx->clockSync.push_back(mesh->syncClock(comm, exeName));
   for (int64_t run = 0; run < warmup + timed; ++run) {
     // Fewer threads when fewer were faster (see ThreadAdapter.h).
     int next = options.fixedThreads ? current : threads->next();
@@ -511,6 +516,8 @@ int Driver::runAll() {
     if (run >= warmup)
       timesMs.push_back(ms);
   }
+  if (syncClocks)
+    ctx->clockSync.push_back(mesh->syncClock(comm, exeName));
   // The count the user asked for, for what follows (and the report).
   if (weft_rt_context_num_threads(ctx) != current)
     weft_rt_context_set_num_threads(ctx, current);

@@ -8,6 +8,7 @@
 #ifndef WEFT_RUNTIME_CORE_DRIVER_H
 #define WEFT_RUNTIME_CORE_DRIVER_H
 
+#include "ClockSync.h"
 #include "Compare.h"
 #include "Signature.h"
 #include "TensorIO.h"
@@ -250,8 +251,17 @@ struct MeshSupport {
   std::vector<int> (*gatherFromRanks)(weft_rt_comm *comm,
                                       const std::string &exeName, int value,
                                       int root);
+  /// Rank 0's clock against this rank's (syncClockWithRankZero); every rank
+  /// of the world calls it at once.
+  ClockSyncPoint (*syncClock)(weft_rt_comm *comm, const std::string &exeName);
 };
 extern const MeshSupport kMpiMeshSupport;
+
+/// MPI's syncClock: every rank other than 0 plays kClockSyncRounds rounds
+/// of ping-pong with rank 0, in rank order, and returns its best estimate
+/// (ClockSync.h); rank 0 returns an offset of 0.
+ClockSyncPoint syncClockWithRankZero(weft_rt_comm *comm,
+                                     const std::string &exeName);
 
 /// The driver (weft_rt_driver_main) with `mesh` for programs of several
 /// ranks (a mesh of several devices, or a stage of a pipeline); with null,

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "Driver.h"
+#include "Context.h"
 #include "comm/Comm.h"
 #include "comm/Wait.h"
 
@@ -176,6 +177,52 @@ std::vector<int> weft::rt::gatherFromRanks(weft_rt_comm *comm,
   return all;
 }
 
+/// The tag of the clock ping-pong; the driver plays it between runs, when
+/// no program message is in flight.
+static constexpr int kClockSyncTag = 0x7c10c;
+
+/// Sends (or, with `receive`, receives) one double of the clock ping-pong.
+static void clockMessage(weft_rt_comm *comm, const std::string &exeName,
+                         double *value, int peer, bool receive) {
+  MPI_Request request;
+  int status = receive ? MPI_Irecv(value, 1, MPI_DOUBLE, peer, kClockSyncTag,
+                                   comm->world, &request)
+                       : MPI_Isend(value, 1, MPI_DOUBLE, peer, kClockSyncTag,
+                                   comm->world, &request);
+  if (status == MPI_SUCCESS)
+    status = waitFor(&request);
+  if (status != MPI_SUCCESS)
+    abortOnMpiError(comm, exeName, status, "the clock ping-pong");
+}
+
+ClockSyncPoint weft::rt::syncClockWithRankZero(weft_rt_comm *comm,
+                                               const std::string &exeName) {
+  // Rank 0 answers every other rank in turn, kClockSyncRounds times each,
+  // with its clock's reading taken as late as it can; each asker keeps its
+  // best round. Rank 0's own estimate is 0 by definition.
+  if (comm->rank == 0) {
+    for (int peer = 1; peer < comm->size; ++peer)
+      for (int round = 0; round < kClockSyncRounds; ++round) {
+        double request = 0;
+        clockMessage(comm, exeName, &request, peer, /*receive=*/true);
+        double reading = nowMicroseconds();
+        clockMessage(comm, exeName, &reading, peer, /*receive=*/false);
+      }
+    ClockSyncPoint self;
+    self.atUs = nowMicroseconds();
+    return self;
+  }
+  std::vector<ClockRound> rounds(kClockSyncRounds);
+  for (ClockRound &round : rounds) {
+    double request = 0;
+    round.sentUs = nowMicroseconds();
+    clockMessage(comm, exeName, &request, 0, /*receive=*/false);
+    clockMessage(comm, exeName, &round.peerUs, 0, /*receive=*/true);
+    round.receivedUs = nowMicroseconds();
+  }
+  return bestClockEstimate(rounds);
+}
+
 const MeshSupport weft::rt::kMpiMeshSupport = {
     weft_rt_comm_create_mpi,
     weft_rt_comm_create_mpi_pipeline,
@@ -185,6 +232,7 @@ const MeshSupport weft::rt::kMpiMeshSupport = {
     meshBarrier,
     reduceTimes,
     gatherFromRanks,
+    syncClockWithRankZero,
 };
 
 int weft_rt_driver_main(const weft_rt_program *program, int argc, char **argv) {

@@ -96,8 +96,22 @@ bool weft::rt::writeChromeTrace(const std::string &path,
   // share), so that weft-run can put every rank's trace on one time line.
   std::fprintf(file,
                "\n],\"displayTimeUnit\":\"ms\",\"otherData\":{\"clock\":"
-               "\"steady\",\"origin_us\":%.3f}}\n",
+               "\"steady\",\"origin_us\":%.3f",
                origin);
+  // Rank 0's clock against this rank's, at the start and the end of the
+  // runs (ClockSync.h): weft-run's merge aligns ranks of several hosts
+  // with them.
+  if (!ctx.clockSync.empty()) {
+    std::fprintf(file, ",\"clock_sync\":[");
+    for (size_t i = 0; i < ctx.clockSync.size(); ++i)
+      std::fprintf(file,
+                   "%s{\"at_us\":%.3f,\"offset_us\":%.3f,"
+                   "\"uncertainty_us\":%.3f}",
+                   i ? "," : "", ctx.clockSync[i].atUs,
+                   ctx.clockSync[i].offsetUs, ctx.clockSync[i].uncertaintyUs);
+    std::fprintf(file, "]");
+  }
+  std::fprintf(file, "}}\n");
   bool ok = !std::ferror(file);
   int savedErrno = errno;
   if (std::fclose(file) != 0 && ok) {

@@ -55,12 +55,59 @@ static int failMerge(const llvm::Twine &message) {
 }
 
 namespace {
-/// One rank's trace: its op events and where its times start.
+/// Rank 0's clock against a rank's, as the runtime measured it by
+/// ping-pong (runtime/core/ClockSync.h): rank 0's time = the rank's time +
+/// offsetUs, around the rank's time atUs.
+struct ClockPoint {
+  double atUs = 0, offsetUs = 0, uncertaintyUs = 0;
+};
+
+/// One rank's trace: its op events, where its times start, and its clock
+/// against rank 0's.
 struct RankTrace {
   json::Array events;
   double originUs = 0;
+  std::vector<ClockPoint> clockSync;
+
+  /// The offset at this rank's time `us`: interpolated between the first
+  /// and the last estimate (clocks drift linearly over a run), held
+  /// outside them; 0 without estimates.
+  double offsetAt(double us) const {
+    if (clockSync.empty())
+      return 0;
+    const ClockPoint &first = clockSync.front(), &last = clockSync.back();
+    if (last.atUs <= first.atUs || us <= first.atUs)
+      return first.offsetUs;
+    if (us >= last.atUs)
+      return last.offsetUs;
+    double t = (us - first.atUs) / (last.atUs - first.atUs);
+    return first.offsetUs + t * (last.offsetUs - first.offsetUs);
+  }
 };
 } // namespace
+
+/// Reads otherData.clock_sync, when there is one, into `trace`. Returns
+/// false on entries that are not {at_us, offset_us, uncertainty_us}.
+static bool readClockSync(const json::Object &other, RankTrace &trace) {
+  const json::Value *value = other.get("clock_sync");
+  if (!value)
+    return true;
+  const json::Array *points = value->getAsArray();
+  if (!points)
+    return false;
+  for (const json::Value &entry : *points) {
+    const json::Object *point = entry.getAsObject();
+    std::optional<double> at = point ? point->getNumber("at_us") : std::nullopt;
+    std::optional<double> offset =
+        point ? point->getNumber("offset_us") : std::nullopt;
+    std::optional<double> uncertainty =
+        point ? point->getNumber("uncertainty_us") : std::nullopt;
+    if (!at || !offset || !uncertainty)
+      return false;
+    trace.clockSync.push_back({*at, *offset, *uncertainty});
+  }
+  return true;
+}
 
 static std::optional<RankTrace> readRankTrace(const std::string &path,
                                               std::string &error) {
@@ -87,6 +134,11 @@ static std::optional<RankTrace> readRankTrace(const std::string &path,
   RankTrace trace;
   trace.events = std::move(*events);
   trace.originUs = *origin;
+  if (!readClockSync(*other, trace)) {
+    error = path + ": otherData.clock_sync is not a list of {at_us, "
+                   "offset_us, uncertainty_us}";
+    return std::nullopt;
+  }
   return trace;
 }
 
@@ -123,6 +175,30 @@ static int writeText(const std::string &path, StringRef text) {
   return 0;
 }
 
+/// otherData.clock_offsets of the merged trace: per rank, rank 0's clock
+/// against its own at the first and the last estimate, and the largest
+/// uncertainty; or why there are none.
+static json::Value clockOffsetsJson(const std::vector<RankTrace> &ranks,
+                                    bool aligned) {
+  if (!aligned)
+    return "none: one host assumed (the traces carry no clock_sync)";
+  json::Array perRank;
+  for (size_t k = 0; k < ranks.size(); ++k) {
+    const std::vector<ClockPoint> &sync = ranks[k].clockSync;
+    double uncertainty = 0;
+    for (const ClockPoint &point : sync)
+      uncertainty = std::max(uncertainty, point.uncertaintyUs);
+    perRank.push_back(json::Object{
+        {"rank", static_cast<int64_t>(k)},
+        {"start_offset_us", sync.front().offsetUs},
+        {"end_offset_us", sync.back().offsetUs},
+        {"uncertainty_us", uncertainty}});
+  }
+  return json::Object{{"method", "ping-pong with rank 0 before and after the "
+                                 "runs, interpolated between them"},
+                      {"ranks", std::move(perRank)}};
+}
+
 int weft::run::mergeRankProfiles(const Package &package,
                                  const std::string &path) {
   std::vector<RankTrace> ranks;
@@ -134,17 +210,37 @@ int weft::run::mergeRankProfiles(const Package &package,
       return failMerge("cannot merge the profile: " + error);
     ranks.push_back(std::move(*trace));
   }
+  // Ranks on several hosts do not share a clock: with every rank's
+  // ping-pong estimates (the runtime measures them for a profile of several
+  // ranks), events go onto rank 0's clock; without them, the ranks are
+  // taken to share one host's steady clock.
+  bool aligned = ranks.size() > 1 &&
+                 std::all_of(ranks.begin(), ranks.end(),
+                             [](const RankTrace &rank) {
+                               return !rank.clockSync.empty();
+                             });
+  if (!aligned)
+    for (RankTrace &rank : ranks)
+      rank.clockSync.clear();
+  // Rank k's event at `ts` (us from its origin) on the common clock.
+  auto common = [&](size_t k, double ts) {
+    double local = ranks[k].originUs + ts;
+    return local + ranks[k].offsetAt(local);
+  };
   double originUs = std::numeric_limits<double>::infinity();
-  for (const RankTrace &rank : ranks)
-    originUs = std::min(originUs, rank.originUs);
+  for (size_t k = 0; k < ranks.size(); ++k)
+    originUs = std::min(originUs, common(k, 0));
   std::vector<int> stages = stageOfRanks(package);
 
   json::Array merged;
   plan::Timeline timeline;
   timeline.title = "measured: " + std::to_string(ranks.size()) +
                    " ranks (weft-run --profile)";
-  timeline.notes.push_back("every rank's ops on the steady clock the ranks "
-                           "of one host share; run events left out");
+  timeline.notes.push_back(
+      aligned ? "every rank's ops on rank 0's clock (offsets by ping-pong "
+                "before and after the runs); run events left out"
+              : "every rank's ops on the steady clock the ranks of one host "
+                "share; run events left out");
   for (size_t k = 0; k < ranks.size(); ++k) {
     int64_t pid = static_cast<int64_t>(k);
     std::string name = "rank " + std::to_string(k) + " (stage " +
@@ -156,7 +252,6 @@ int weft::run::mergeRankProfiles(const Package &package,
     track.name = "rank " + std::to_string(k);
     track.device = static_cast<int>(k);
     track.stage = stages[k];
-    double shiftUs = ranks[k].originUs - originUs;
     for (json::Value &value : ranks[k].events) {
       json::Object *event = value.getAsObject();
       if (!event || event->getString("ph") != StringRef("X"))
@@ -165,14 +260,15 @@ int weft::run::mergeRankProfiles(const Package &package,
       std::optional<double> dur = event->getNumber("dur");
       if (!ts || !dur)
         continue;
-      (*event)["ts"] = *ts + shiftUs;
+      double at = common(k, *ts) - originUs;
+      (*event)["ts"] = at;
       (*event)["pid"] = pid;
       StringRef category = event->getString("cat").value_or("");
       std::optional<StringRef> opName = event->getString("name");
       if (category != "run") {
         auto [kind, timelineCategory] = classify(category);
         plan::TimelineEvent interval;
-        interval.start = (*ts + shiftUs) * 1e-6;
+        interval.start = at * 1e-6;
         interval.end = interval.start + *dur * 1e-6;
         interval.kind = kind;
         interval.category = timelineCategory;
@@ -201,10 +297,11 @@ int weft::run::mergeRankProfiles(const Package &package,
   os << json::Value(json::Object{
       {"traceEvents", std::move(merged)},
       {"displayTimeUnit", "ms"},
-      {"otherData", json::Object{{"clock", "steady"},
-                                 {"origin_us", originUs},
-                                 {"ranks", static_cast<int64_t>(ranks.size())},
-                                 {"clock_offsets", "none: one host assumed"}}}});
+      {"otherData",
+       json::Object{{"clock", aligned ? "rank 0's steady clock" : "steady"},
+                    {"origin_us", originUs},
+                    {"ranks", static_cast<int64_t>(ranks.size())},
+                    {"clock_offsets", clockOffsetsJson(ranks, aligned)}}}});
   os << "\n";
   if (int code = writeText(path, text))
     return code;

@@ -2,7 +2,7 @@
 //
 // After a multi-device run with --profile PATH, each rank has written its
 // own Chrome trace (PATH with .rank<k> before the extension). This puts them
-// into PATH as one trace, a process per rank on the ranks' shared clock, and
+// into PATH as one trace, a process per rank on rank 0's clock, and
 // draws it as measured.svg beside PATH, in the style of weftc's simulated
 // timeline.svg (docs/Simulator.md).
 //
@@ -27,11 +27,14 @@ std::string profilePathOf(const std::vector<std::string> &driverArgs);
 std::string rankedProfilePath(const std::string &path, int64_t rank);
 
 /// Merges the ranks' traces of `package` into `path` and writes
-/// measured.svg in the same folder. Ranks on one host share the steady
-/// clock each trace records its origin on, so their events line up; ranks
-/// on several hosts would need clock offsets, which are not estimated (the
-/// merged trace says which clock it assumed). Returns 0, or 1 after saying
-/// which trace is missing or unreadable (the per-rank traces stay).
+/// measured.svg in the same folder. Each rank's trace records its origin on
+/// its steady clock and, from the runtime's ping-pong with rank 0 before
+/// and after the runs, rank 0's clock against its own: events go onto rank
+/// 0's clock with the offset interpolated between the two estimates, so
+/// ranks on several hosts line up. Traces without the estimates are taken
+/// to share one host's clock (the merged trace says which it assumed).
+/// Returns 0, or 1 after saying which trace is missing or unreadable (the
+/// per-rank traces stay).
 int mergeRankProfiles(const Package &package, const std::string &path);
 
 } // namespace weft::run
