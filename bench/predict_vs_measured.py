@@ -6,18 +6,22 @@ spec that weft-calibrate measured on this machine, reads the prediction
 from the plan's plan.json, runs the package with weft-run, and prints one
 table of predicted against measured milliseconds.
 
-Calibration: `weft-calibrate -o WORK/specs/cpuN.json --devices N` once per
-device count N (1 and 2), cached in the work folder: a spec that is there
-is used again (delete it to calibrate again). --quick calibrates with
-`weft-calibrate --quick` into cpuN-quick.json, which a full run never uses.
+Calibration: `weft-calibrate -o WORK/specs/cpu2.json --devices 2`, once,
+cached in the work folder: a spec that is there is used again (delete it
+to calibrate again). Every plan is compiled against this one spec (the
+one-device plan on a mesh of its first device), so that plans are ranked
+under one cost model and not against two calibrations' noise. --quick
+calibrates with `weft-calibrate --quick` into cpu2-quick.json, which a full
+run never uses.
 
 Plans, each compiled with `--cluster SPEC`, run with one thread per rank
 (`--threads 1 --fixed-threads`, as the cost model prices one core per
 device) and `--quiet`:
 
-  cpu:1                   one device. A one-device package has no
-                          plan.json, so the prediction comes from a second
-                          compile with --emit=plan: totals.predicted_seconds.
+  cpu:1                   one device (`--mesh 1`). A one-device package has
+                          no plan.json, so the prediction comes from a
+                          second compile with --emit=plan:
+                          totals.predicted_seconds.
   cpu:2 tp                one mesh of 2, --sharding=tp:
                           totals.predicted_seconds (one run).
   cpu:2 dp (batch 2)      one mesh of 2, --sharding=dp, at batch 2 (dp
@@ -238,17 +242,18 @@ def plan_rows(args, specs, name, model, data):
     rows, skipped = [], []
     shapes = compare.input_shape_flags(data)
     base = os.path.join(args.work, "packages", name)
-    spec1, spec2 = specs[1][0], specs[2][0]
+    spec2 = specs[2][0]
 
     # cpu:1: the package, and its prediction from --emit=plan.
     what = f"{name} cpu:1"
     pkg = os.path.join(base, "cpu1")
-    weftc(args, what, model, pkg, ["--cluster", spec1] + shapes)
+    one = ["--cluster", spec2, "--mesh", "1"]
+    weftc(args, what, model, pkg, one + shapes)
     plan_path = os.path.join(pkg, "plan.json")
     if not os.path.exists(plan_path):
         plan_dir = os.path.join(base, "cpu1-plan")
         weftc(args, what + " (--emit=plan)", model, plan_dir,
-              ["--emit=plan", "--cluster", spec1] + shapes)
+              ["--emit=plan"] + one + shapes)
         plan_path = os.path.join(plan_dir, "plan.json")
     plan = read_plan(what, plan_path)
     sim = plan.get("simulated", {})
@@ -394,7 +399,8 @@ def doc_text(args, machine, cores, specs, lines, summary, skipped, missing,
         its ranks fit the cores; other rows are reported only. Load
         average {before} before, {after} after."""), ""]
     for n, (path, data) in sorted(specs.items()):
-        out.append(f"- spec cpu:{n}: {spec_summary(data)}")
+        out.append(f"- spec cpu:{n} (every plan; cpu:1 on its first "
+                   f"device): {spec_summary(data)}")
     out += [""] + lines + ["", summary]
     if skipped:
         out += [""] + [f"- skipped {m} {p}: {why}" for m, p, why in skipped]
@@ -489,7 +495,7 @@ def main():
           f"{before}", flush=True)
     models, missing = resolve_models(args)
 
-    specs = {n: calibrate(args, n) for n in (1, 2)}
+    specs = {2: calibrate(args, 2)}
     cores = min(specs[2][1]["nodes"][0]["cores"], usable_cpus())
     for n, (path, data) in specs.items():
         print(f"spec cpu:{n} ({path}): {spec_summary(data)}", flush=True)

@@ -92,6 +92,32 @@ double DeviceKind::peakFlopPerS(DType dtype) const {
   return slowest;
 }
 
+StringRef kernelClassName(KernelClass kernelClass) {
+  switch (kernelClass) {
+  case KernelClass::Generic:
+    return "generic";
+  case KernelClass::Conv:
+    return "conv";
+  case KernelClass::Conv3x3:
+    return "conv3x3";
+  case KernelClass::PointwiseConv:
+    return "pointwise_conv";
+  case KernelClass::DepthwiseConv:
+    return "depthwise_conv";
+  }
+  return "generic";
+}
+
+/// The kernel classes a spec's kernel_rates may list.
+static constexpr KernelClass kRatedKernelClasses[] = {
+    KernelClass::Conv, KernelClass::Conv3x3, KernelClass::PointwiseConv,
+    KernelClass::DepthwiseConv};
+
+double DeviceKind::kernelRate(KernelClass kernelClass) const {
+  auto it = kernelRates.find(kernelClass);
+  return it == kernelRates.end() ? 1.0 : it->second;
+}
+
 int64_t Mesh::size() const {
   int64_t product = 1;
   for (int64_t dim : shape)
@@ -345,14 +371,47 @@ static bool checkUnique(SpecReader &reader, StringMap<std::string> &seen,
                                "' (also at " + it->second + ")");
 }
 
+/// The optional `kernel_rates` of a device kind: per kernel class, its rate
+/// relative to flop_per_s, above 0 and at most 16 (Winograd does a third of
+/// the direct count's multiplications; 16 leaves room and still catches a
+/// rate given in FLOP/s by mistake).
+static bool readKernelRates(SpecReader &reader, const json::Object &kindObj,
+                            const std::string &path, DeviceKind &kind) {
+  const json::Value *rates = kindObj.get("kernel_rates");
+  if (!rates)
+    return true;
+  std::string ratesPath = fieldPath(path, "kernel_rates");
+  const json::Object *ratesObj = reader.object(*rates, ratesPath);
+  SmallVector<StringRef> names;
+  for (KernelClass kernelClass : kRatedKernelClasses)
+    names.push_back(kernelClassName(kernelClass));
+  if (!ratesObj || !reader.checkKeys(*ratesObj, ratesPath, names))
+    return false;
+  for (KernelClass kernelClass : kRatedKernelClasses) {
+    StringRef name = kernelClassName(kernelClass);
+    if (!ratesObj->get(name))
+      continue;
+    double rate = 0;
+    if (!reader.readNumber(*ratesObj, name, ratesPath, true, false, rate))
+      return false;
+    if (!(rate > 0 && rate <= 16))
+      return reader.fail(fieldPath(ratesPath, name),
+                         "must be above 0 and at most 16 (a rate relative "
+                         "to flop_per_s, not FLOP/s)");
+    kind.kernelRates[kernelClass] = rate;
+  }
+  return true;
+}
+
 static bool readKind(SpecReader &reader, const json::Value &value,
                      const std::string &path, DeviceKind &kind) {
   const json::Object *obj = reader.object(value, path);
   if (!obj ||
       !reader.checkKeys(*obj, path,
-                        {"name", "backend", "flop_per_s", "memory_bytes",
-                         "memory_bandwidth_bytes_per_s", "cores_per_device",
-                         "targetable", "planning_only_reason"}) ||
+                        {"name", "backend", "flop_per_s", "kernel_rates",
+                         "memory_bytes", "memory_bandwidth_bytes_per_s",
+                         "cores_per_device", "targetable",
+                         "planning_only_reason"}) ||
       !reader.readString(*obj, "name", path, true, kind.name) ||
       !reader.readString(*obj, "backend", path, true, kind.backend))
     return false;
@@ -381,6 +440,9 @@ static bool readKind(SpecReader &reader, const json::Value &value,
     if (rate > 0)
       kind.flopPerS[dtype] = rate;
   }
+
+  if (!readKernelRates(reader, *obj, path, kind))
+    return false;
 
   int64_t cores = 1;
   if (!reader.readNumber(*obj, "memory_bytes", path, true, false,

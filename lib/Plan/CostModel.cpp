@@ -154,13 +154,16 @@ double CostModel::effectiveMemoryBandwidth(int64_t position) const {
   return memoryBandwidth[position];
 }
 
-double CostModel::computeSeconds(double flops, double bytesMoved,
-                                 DType dtype) const {
+double CostModel::computeSeconds(double flops, double bytesMoved, DType dtype,
+                                 KernelClass kernelClass) const {
   // Roofline per device: the op is bound by arithmetic or by memory traffic,
   // whichever takes longer; SPMD then waits for the slowest device.
   double slowest = 0;
   for (size_t pos = 0; pos < theMesh.devices.size(); ++pos) {
-    double flopRate = effectiveFlopPerS(pos, dtype);
+    const Device *device = deviceAt(cluster, theMesh, static_cast<int64_t>(pos));
+    double flopRate =
+        effectiveFlopPerS(pos, dtype) *
+        (device ? cluster.kinds[device->kind].kernelRate(kernelClass) : 1);
     double byteRate = effectiveMemoryBandwidth(pos);
     double seconds = 0;
     if (flops > 0 && flopRate > 0)

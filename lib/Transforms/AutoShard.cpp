@@ -388,7 +388,8 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
                              isCostFreeView(op) ||
                              (isClampFusedIntoConv(op) && costs.allDevicesCpu())
                          ? 0
-                         : costs.computeSeconds(work, localBytes, dtype);
+                         : costs.computeSeconds(work, localBytes, dtype,
+                                                kernelClassOf(op));
     std::string name =
         node.fixed ? "fixed " + node.fixed->str() : node.result(s, 0).str();
     out.strategyNames.push_back(name);

@@ -697,3 +697,24 @@ bool mlir::weft::resultStaysInRegisters(Value result) {
 bool mlir::weft::isClampFusedIntoConv(Operation *op) {
   return static_cast<bool>(getConvToFuseInto(op));
 }
+
+plan::KernelClass mlir::weft::kernelClassOf(Operation *op) {
+  auto conv = dyn_cast<ConvOp>(op);
+  if (!conv)
+    return plan::KernelClass::Generic;
+  // Weight: M x C/group x K1 x ... x Kn.
+  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
+  if (weight.getRank() >= 2 && weight.getDimSize(1) == 1 && conv.getGroup() > 1)
+    return plan::KernelClass::DepthwiseConv;
+  ArrayRef<int64_t> window = weight.getShape().drop_front(2);
+  if (llvm::all_of(window, [](int64_t size) { return size == 1; }))
+    return plan::KernelClass::PointwiseConv;
+  auto ones = [](ArrayRef<int64_t> values) {
+    return llvm::all_of(values, [](int64_t v) { return v == 1; });
+  };
+  if (window.size() == 2 && window[0] == 3 && window[1] == 3 &&
+      conv.getGroup() == 1 && ones(conv.getStrides()) &&
+      ones(conv.getDilations()))
+    return plan::KernelClass::Conv3x3;
+  return plan::KernelClass::Conv;
+}

@@ -76,7 +76,7 @@ static double computeSecondsOf(Operation *op, const plan::CostModel &costs) {
       operandBytes = std::min(operandBytes, resultBytes);
     bytes += operandBytes;
   }
-  return costs.computeSeconds(flopsOf(op), bytes, dtype);
+  return costs.computeSeconds(flopsOf(op), bytes, dtype, kernelClassOf(op));
 }
 
 /// The cluster device of world rank `rank`, or -1.

@@ -101,6 +101,24 @@ TEST(ClusterSpec, BaseSpecParses) {
   EXPECT_EQ(errorText(verifyMesh(*cluster, cluster->meshes[0])), "");
 }
 
+// Tests that kernel_rates are read per class, and that a class not listed
+// runs at 1 (flop_per_s).
+TEST(ClusterSpec, KernelRates) {
+  std::string text = baseSpec;
+  std::string from = R"("flop_per_s": {"f32": 3.2e10},)";
+  text.replace(text.find(from), from.size(),
+               R"("flop_per_s": {"f32": 3.2e10}, "kernel_rates": )"
+               R"({"conv3x3": 1.9, "depthwise_conv": 0.25},)");
+  Expected<Cluster> cluster = parseClusterSpec(text, "rates.json");
+  ASSERT_OK(cluster);
+  const DeviceKind &cpu = cluster->kinds[0];
+  EXPECT_EQ(cpu.kernelRate(KernelClass::Conv3x3), 1.9);
+  EXPECT_EQ(cpu.kernelRate(KernelClass::DepthwiseConv), 0.25);
+  EXPECT_EQ(cpu.kernelRate(KernelClass::Conv), 1.0);
+  EXPECT_EQ(cpu.kernelRate(KernelClass::Generic), 1.0);
+  EXPECT_EQ(cluster->kinds[1].kernelRate(KernelClass::Conv3x3), 1.0);
+}
+
 struct BrokenSpec {
   const char *from;
   const char *to;
@@ -129,6 +147,19 @@ TEST_P(ClusterSpecErrors, NamesFilePathAndProblem) {
 }
 
 const BrokenSpec brokenSpecs[] = {
+    // Kernel rates: known classes, factors of flop_per_s.
+    {R"("flop_per_s": {"f32": 3.2e10},)",
+     R"("flop_per_s": {"f32": 3.2e10}, "kernel_rates": {"winograd": 2},)",
+     "device_kinds[0].kernel_rates.winograd", "unknown field"},
+    {R"("flop_per_s": {"f32": 3.2e10},)",
+     R"("flop_per_s": {"f32": 3.2e10}, "kernel_rates": {"conv": 0},)",
+     "device_kinds[0].kernel_rates.conv", "must be positive"},
+    {R"("flop_per_s": {"f32": 3.2e10},)",
+     R"("flop_per_s": {"f32": 3.2e10}, "kernel_rates": {"conv3x3": 6e10},)",
+     "device_kinds[0].kernel_rates.conv3x3", "not FLOP/s"},
+    {R"("flop_per_s": {"f32": 3.2e10},)",
+     R"("flop_per_s": {"f32": 3.2e10}, "kernel_rates": [1],)",
+     "device_kinds[0].kernel_rates", "expected an object"},
     // Unknown fields, anywhere.
     {R"("name": "base",)", R"("name": "base", "nmae": 1,)", "nmae",
      "unknown field"},

@@ -114,6 +114,37 @@ TEST(CostModelCompute, FourProcessesOnTwoCoresGetHalf) {
   EXPECT_EQ(pair.effectiveFlopPerS(5, DType::F32), 0);
 }
 
+// Tests that a kernel class's rate scales the FLOP/s side of the roofline
+// only: a depthwise convolution at a quarter of the GEMM rate takes four
+// times as long while compute binds, and as long as anything while memory
+// binds.
+TEST(CostModelCompute, KernelRatesScaleTheFlopRate) {
+  std::string spec = twoNodes(false);
+  std::string from = R"("flop_per_s": {"f32": 1e13},)";
+  spec.replace(spec.find(from), from.size(),
+               R"("flop_per_s": {"f32": 1e13}, "kernel_rates": )"
+               R"({"depthwise_conv": 0.25, "conv3x3": 2},)");
+  Expected<Cluster> cluster = parseClusterSpec(spec, "rates.json");
+  ASSERT_OK(cluster);
+  Mesh one;
+  one.shape = {1};
+  one.devices = {0};
+  CostModel costs(*cluster, one);
+  EXPECT_CLOSE(costs.computeSeconds(1e13, 0, DType::F32), 1.0);
+  EXPECT_CLOSE(
+      costs.computeSeconds(1e13, 0, DType::F32, KernelClass::DepthwiseConv),
+      4.0);
+  EXPECT_CLOSE(costs.computeSeconds(1e13, 0, DType::F32, KernelClass::Conv3x3),
+               0.5);
+  EXPECT_CLOSE(costs.computeSeconds(1e13, 0, DType::F32, KernelClass::Conv),
+               1.0);
+  // 1e12 bytes at 1e12 B/s: memory binds every class but the depthwise
+  // one, whose 1e11 FLOPs take 0.04 s at a quarter of 1e13.
+  EXPECT_CLOSE(costs.computeSeconds(1e11, 1e12, DType::F32,
+                                    KernelClass::DepthwiseConv),
+               1.0);
+}
+
 TEST(CostModelCompute, SlowestDeviceCountsAndGpusShareNothing) {
   Expected<Cluster> cluster = loadCluster(examplePath("hetero.json"));
   ASSERT_OK(cluster);

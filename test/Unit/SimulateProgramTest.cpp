@@ -9,6 +9,8 @@
 
 #include "weft/Transforms/SimulateProgram.h"
 #include "weft/Plan/CostModel.h"
+#include "weft/Transforms/ShardingRules.h"
+#include "weft/WeftOps.h"
 #include "weft/WeftDialect.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
@@ -232,3 +234,36 @@ TEST_F(SimulateProgramTest, ViewsAndFusedClampsCostNothingOnCpus) {
 }
 
 } // namespace
+
+// Tests that convolutions are priced by the kernel class the backends run
+// them with (the spec's kernel_rates): depthwise, 1x1, 3x3 of stride 1,
+// and any other window.
+TEST_F(SimulateProgramTest, ConvolutionsHaveTheirKernelClass) {
+  const char *text = R"mlir(
+func.func @main(%x: tensor<1x8x16x16xf32>, %w3: tensor<8x8x3x3xf32>,
+                %w1: tensor<4x8x1x1xf32>, %wd: tensor<8x1x3x3xf32>)
+    -> (tensor<1x8x16x16xf32>, tensor<1x8x8x8xf32>, tensor<1x4x16x16xf32>,
+        tensor<1x8x16x16xf32>) {
+  %a = weft.conv %x, %w3 strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x16x16xf32>
+  %b = weft.conv %x, %w3 strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] : (tensor<1x8x16x16xf32>, tensor<8x8x3x3xf32>) -> tensor<1x8x8x8xf32>
+  %c = weft.conv %x, %w1 strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : (tensor<1x8x16x16xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x16x16xf32>
+  %d = weft.conv %x, %wd strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 8 : (tensor<1x8x16x16xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x16x16xf32>
+  return %a, %b, %c, %d : tensor<1x8x16x16xf32>, tensor<1x8x8x8xf32>, tensor<1x4x16x16xf32>, tensor<1x8x16x16xf32>
+}
+)mlir";
+  OwningOpRef<ModuleOp> module = parseSourceString<ModuleOp>(text, &context);
+  ASSERT_TRUE(module);
+  std::vector<plan::KernelClass> classes;
+  module->walk([&](Operation *op) {
+    if (isa<ConvOp>(op))
+      classes.push_back(kernelClassOf(op));
+  });
+  EXPECT_EQ(classes,
+            (std::vector<plan::KernelClass>{
+                plan::KernelClass::Conv3x3, plan::KernelClass::Conv,
+                plan::KernelClass::PointwiseConv,
+                plan::KernelClass::DepthwiseConv}));
+  module->walk([&](func::ReturnOp op) {
+    EXPECT_EQ(kernelClassOf(op), plan::KernelClass::Generic);
+  });
+}

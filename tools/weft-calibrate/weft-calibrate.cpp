@@ -16,8 +16,11 @@
 //     (weft-calibrate-rank under mpirun, through lib/Launch);
 //   - memory_bytes: this machine's physical memory / N; node.cores: the
 //     physical cores, as the preset counts them.
-// A 3x3 convolution's rate and the per-call overhead of a tiny kernel are
-// measured and printed only: the cost model has no field for them.
+//   - kernel_rates: convolutions of each kernel class (3x3 stride 1, other
+//     spatial, 1x1, depthwise) at three shapes each, their median rate over the f32 GEMM
+//     rate.
+// The per-call overhead of a tiny kernel is measured and printed only: the
+// cost model has no field for it.
 // docs/Simulator.md ("Calibration") describes it.
 //
 //===----------------------------------------------------------------------===//
@@ -50,6 +53,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -98,9 +102,16 @@ What it measures (one thread unless said):
                      512x512x512 (MxNxK); the median rate is the kind's
                      flop_per_s; f16, bf16, i8, i32 and i64 keep the preset's
                      ratios to f32, scaled by the f32 measurement
-  conv 3x3           weft_rt_cpu_conv, 64->64 channels at 56x56, counted as
-                     2*9*C*OC*H*W FLOP (a Winograd kernel may beat the GEMM
-                     rate); printed only
+  convolutions      weft_rt_cpu_conv per kernel class at three shapes
+                     (one with --quick): conv3x3 (stride 1) 64->64 56x56,
+                     128->128 28x28, 256->256 14x14; conv 7x7 stride 2
+                     3->64 224x224, 3x3 stride 2 64->128 56x56 and
+                     128->256 28x28; pointwise_conv 1x1 144->24
+                     56x56, 384->64 14x14, 96->576 14x14; depthwise_conv
+                     3x3 144 at 56x56, 384 at 14x14, 96 at 112x112 stride
+                     2; counted as 2 x the direct method's multiply-adds
+                     (Winograd may beat the GEMM rate); the median rate over
+                     the f32 GEMM rate is the kind's kernel_rates entry
   kernel overhead    one 1x1x1 matmul call (printed only)
   memory bandwidth   a STREAM triad over 3 buffers of 256 MiB (64 MiB with
                      --quick): one thread for the kind, N threads for the
@@ -285,21 +296,49 @@ Expected<double> gemmRate(weft_rt_context *ctx, int32_t dtype, Gemm gemm,
   return 2.0 * gemm.m * gemm.n * gemm.k / seconds;
 }
 
-/// FLOP/s of a 3x3 convolution (pad 1, stride 1) of `channels` channels at
-/// size x size on one thread, no bias, no activation.
-Expected<double> convRate(weft_rt_context *ctx, int64_t channels, int64_t size,
+/// A 2-d convolution to time: `in` -> `out` channels in `group` groups,
+/// a k x k window (pad k / 2) at `size` x `size` with `stride`.
+struct ConvShape {
+  int64_t in, out, group, kernel, size, stride;
+};
+
+/// The shapes each kernel class is measured at: ResNet- and MobileNet-like
+/// layers (the calibration's own choice; no model is run).
+struct ConvClassShapes {
+  weft::plan::KernelClass kernelClass;
+  std::vector<ConvShape> shapes;
+};
+const ConvClassShapes kConvClassShapes[] = {
+    {weft::plan::KernelClass::Conv,
+     {{3, 64, 1, 7, 224, 2}, {64, 128, 1, 3, 56, 2}, {128, 256, 1, 3, 28, 2}}},
+    {weft::plan::KernelClass::Conv3x3,
+     {{64, 64, 1, 3, 56, 1}, {128, 128, 1, 3, 28, 1}, {256, 256, 1, 3, 14, 1}}},
+    {weft::plan::KernelClass::PointwiseConv,
+     {{144, 24, 1, 1, 56, 1}, {384, 64, 1, 1, 14, 1}, {96, 576, 1, 1, 14, 1}}},
+    {weft::plan::KernelClass::DepthwiseConv,
+     {{144, 144, 144, 3, 56, 1}, {384, 384, 384, 3, 14, 1},
+      {96, 96, 96, 3, 112, 2}}},
+};
+
+/// FLOP/s of convolution `c` on one thread, no bias, no activation,
+/// counted as 2 x the direct method's multiply-adds (a Winograd kernel may
+/// beat the GEMM rate).
+Expected<double> convRate(weft_rt_context *ctx, const ConvShape &c,
                           double minSeconds) {
-  std::vector<int64_t> params = {WEFT_RT_F32, 2,    1,    channels,
-                                 channels,    1,    size, size, // in
-                                 3,           3,                // kernel
-                                 1,           1,                // strides
+  int64_t pad = c.kernel / 2;
+  int64_t outSize = (c.size + 2 * pad - c.kernel) / c.stride + 1;
+  std::vector<int64_t> params = {WEFT_RT_F32, 2,       1,       c.in,
+                                 c.out,       c.group, c.size,  c.size, // in
+                                 c.kernel,    c.kernel,                 // kernel
+                                 c.stride,    c.stride,                 // strides
                                  1,           1,                // dilations
-                                 1,           1,                // pads begin
-                                 1,           1,                // pads end
-                                 size,        size,             // out
-                                 0,           0,    0};         // activation
-  std::vector<float> input(channels * size * size, 0.5f),
-      weight(channels * channels * 9, 0.25f), out(channels * size * size);
+                                 pad,         pad,              // pads begin
+                                 pad,         pad,              // pads end
+                                 outSize,     outSize,          // out
+                                 0,           0,       0};      // activation
+  int64_t window = c.in / c.group * c.kernel * c.kernel;
+  std::vector<float> input(c.in * c.size * c.size, 0.5f),
+      weight(c.out * window, 0.25f), out(c.out * outSize * outSize);
   double seconds = 0;
   if (!timeCalls(
           [&] {
@@ -311,7 +350,7 @@ Expected<double> convRate(weft_rt_context *ctx, int64_t channels, int64_t size,
     return createStringError(inconvertibleErrorCode(),
                              "internal: weft_rt_cpu_conv failed: %s",
                              weft_rt_context_error(ctx));
-  return 2.0 * channels * size * size * channels * 9 / seconds;
+  return 2.0 * c.out * outSize * outSize * window / seconds;
 }
 
 /// Seconds of one 1x1x1 f32 matmul call: the runtime's fixed cost per op.
@@ -492,6 +531,8 @@ constexpr Ratio kPresetRatios[] = {
 struct Calibration {
   int devices = 1;
   double f32Rate = 0, f64Rate = 0;
+  /// Per convolution class, its rate over f32Rate.
+  std::map<weft::plan::KernelClass, double> kernelRates;
   Stream single, shared;
   int sharedThreads = 1;
   /// One process alone cannot stream more than all of them together.
@@ -527,13 +568,28 @@ Error measureCompute(weft_rt_context *ctx, const Options &options,
     }
     (dtype == WEFT_RT_F32 ? c.f32Rate : c.f64Rate) = median(rates);
   }
+  // Each convolution class at the median of its shapes' rates, as a factor
+  // of the f32 GEMM rate (the spec's kernel_rates).
+  for (const ConvClassShapes &cls : kConvClassShapes) {
+    std::vector<double> rates;
+    for (const ConvShape &shape : cls.shapes) {
+      double start = now();
+      Expected<double> r = convRate(ctx, shape, minSeconds);
+      if (!r)
+        return r.takeError();
+      rates.push_back(*r);
+      rows.push_back({formatv("{0} f32 {1}->{2} {3}x{3} k{4}{5}",
+                              weft::plan::kernelClassName(cls.kernelClass),
+                              shape.in, shape.out, shape.size, shape.kernel,
+                              shape.stride > 1 ? " s2" : "")
+                          .str(),
+                      rate(*r) + " nominal", now() - start});
+      if (options.quick)
+        break;
+    }
+    c.kernelRates[cls.kernelClass] = median(rates) / c.f32Rate;
+  }
   double start = now();
-  Expected<double> conv = convRate(ctx, 64, 56, minSeconds);
-  if (!conv)
-    return conv.takeError();
-  rows.push_back({"conv3x3 f32 64->64 56x56",
-                  rate(*conv) + " nominal (printed only)", now() - start});
-  start = now();
   Expected<double> overhead =
       kernelOverhead(ctx, options.quick ? 2000 : 100000);
   if (!overhead)
@@ -598,6 +654,12 @@ json::Value buildSpec(const Calibration &c) {
   json::Object flops{{"f32", c.f32Rate}, {"f64", c.f64Rate}};
   for (const Ratio &ratio : kPresetRatios)
     flops[ratio.dtype] = ratio.toF32 * c.f32Rate;
+  // The spec accepts rates up to 16; a measurement beyond is an outlier
+  // the cost model is better off without.
+  json::Object kernelRates;
+  for (auto [kernelClass, factor] : c.kernelRates)
+    kernelRates[weft::plan::kernelClassName(kernelClass)] =
+        std::min(std::max(factor, 1e-3), 16.0);
   json::Array devices, meshDevices;
   for (int i = 0; i < c.devices; ++i) {
     std::string name = "cpu" + std::to_string(i);
@@ -613,6 +675,7 @@ json::Value buildSpec(const Calibration &c) {
                            {"backend", "cpu"},
                            {"cores_per_device", 1},
                            {"flop_per_s", std::move(flops)},
+                           {"kernel_rates", std::move(kernelRates)},
                            {"memory_bytes", c.memoryBytes},
                            {"memory_bandwidth_bytes_per_s", c.single.triad}}}},
       {"nodes", json::Array{json::Object{
@@ -672,6 +735,11 @@ void printReport(raw_ostream &os, const Options &options, const Calibration &c,
      << "  flop_per_s f64   " << rate(c.f64Rate) << " (median, 1 thread)\n"
      << "  flop_per_s other f16, bf16 x0.5, i8 x2, i32 x0.5, i64 x0.25 of f32 "
         "(the cpu:N preset's ratios; not measured)\n"
+     << "  kernel_rates    ";
+  for (auto [kernelClass, factor] : c.kernelRates)
+    os << formatv(" {0} x{1:F2}", weft::plan::kernelClassName(kernelClass),
+                  factor);
+  os << " (of the f32 GEMM rate)\n"
      << "  device bandwidth " << bandwidth(c.single.triad)
      << " (triad, 1 thread)\n"
      << "  node bandwidth   " << bandwidth(c.nodeBandwidth) << " (triad, "

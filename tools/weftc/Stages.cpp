@@ -327,7 +327,8 @@ double mlir::weft::opSecondsOnOneDevice(Operation *op,
       operand = std::min(operand, resultBytes);
     bytes += operand;
   }
-  return costs.computeSeconds(flops, bytes, plan::DType::F32);
+  return costs.computeSeconds(flops, bytes, plan::DType::F32,
+                              kernelClassOf(op));
 }
 
 FailureOr<StageAssignment> mlir::weft::assignBalancedStages(

@@ -41,6 +41,28 @@ llvm::StringRef dtypeName(DType dtype);
 /// The dtype a spec file name denotes; std::nullopt if there is none.
 std::optional<DType> parseDType(llvm::StringRef name);
 
+/// Kernels whose rate differs from the GEMM's that flop_per_s gives: the
+/// backend runs each convolution class with its own algorithm.
+enum class KernelClass {
+  /// Everything else, at flop_per_s (GEMMs, elementwise, reductions).
+  Generic,
+  /// A convolution with a spatial window that is not depthwise and not a
+  /// Conv3x3 (a strided one, a 7x7 stem: oneDNN's direct kernel on CPUs).
+  Conv,
+  /// A 2-d convolution with a 3x3 window, stride 1, dilation 1 and one
+  /// group (Winograd on CPUs).
+  Conv3x3,
+  /// A 1x1 convolution that is not depthwise (a GEMM over the pixels).
+  PointwiseConv,
+  /// A depthwise convolution: one input channel per group (a direct
+  /// kernel on CPUs).
+  DepthwiseConv,
+};
+
+/// The spec's name of a kernel class ("conv", "conv3x3", "pointwise_conv",
+/// "depthwise_conv"; "generic" for Generic, which the spec does not list).
+llvm::StringRef kernelClassName(KernelClass kernelClass);
+
 /// What one kind of device can do. FLOP/s and bandwidth are the peak of one
 /// device; the cost model applies the node's shared limits.
 struct DeviceKind {
@@ -59,8 +81,16 @@ struct DeviceKind {
   /// Why the kind is not targetable; empty when it is.
   std::string planningOnlyReason;
 
+  /// The rate of the kind's kernels of a class relative to flop_per_s
+  /// (the spec's `kernel_rates`, measured by weft-calibrate); a class not
+  /// listed runs at 1. Above 1 where an algorithm does fewer operations
+  /// than the direct count (Winograd).
+  std::map<KernelClass, double> kernelRates;
+
   /// The peak FLOP/s for `dtype`, with the fallback described above.
   double peakFlopPerS(DType dtype) const;
+  /// kernelRates' factor for `kernelClass` (1 when not listed).
+  double kernelRate(KernelClass kernelClass) const;
   /// True for kinds whose processes share their node's cores and memory
   /// bandwidth.
   bool isCpu() const { return backend == "cpu"; }

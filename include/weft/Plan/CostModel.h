@@ -47,9 +47,10 @@ public:
 
   /// Roofline time of work done by ONE device of the mesh, taken on the
   /// slowest device since SPMD waits for it:
-  /// max over devices of max(flops / effectiveFlopPerS, bytesMoved /
-  /// effectiveMemoryBandwidth).
-  double computeSeconds(double flops, double bytesMoved, DType dtype) const;
+  /// max over devices of max(flops / (effectiveFlopPerS x the kind's rate
+  /// for `kernelClass`), bytesMoved / effectiveMemoryBandwidth).
+  double computeSeconds(double flops, double bytesMoved, DType dtype,
+                        KernelClass kernelClass = KernelClass::Generic) const;
 
   /// Alpha-beta time of a collective over `meshAxes` (group = the devices
   /// differing only on those axes; empty axes, group size 1 or no bytes give

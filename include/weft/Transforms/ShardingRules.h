@@ -76,6 +76,13 @@ bool isClampFusedIntoConv(Operation *op);
 bool operandStaysInRegisters(Operation *op, unsigned operand);
 bool resultStaysInRegisters(Value result);
 
+/// The kernel class the backends run `op` with, whose rate the cluster
+/// spec may give apart from the GEMM's (DeviceKind::kernelRates): a
+/// weft.conv with one input channel per group is depthwise; otherwise a
+/// 1x1 window is pointwise, a 3x3 one of stride 1, dilation 1 and one group
+/// Conv3x3, and any other Conv. Every other op is Generic.
+::weft::plan::KernelClass kernelClassOf(Operation *op);
+
 /// A strategy: for each loop the mesh axes it is split over.
 using LoopAxes = llvm::SmallVector<plan::AxisList>;
 
