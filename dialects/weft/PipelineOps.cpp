@@ -1,9 +1,9 @@
 //===- PipelineOps.cpp - Stages and the transfers between them ------------===//
 //
-// Verifiers of weft.stage, weft.yield, weft.transfer, weft.send and
-// weft.recv: the structural rules of a pipeline (what may feed a stage, what
-// a transfer connects) are checked here, so that every later pass can rely
-// on them.
+// Verifiers of weft.stage, weft.yield, weft.transfer, weft.send, weft.recv
+// and the two ends of a broadcast: the structural rules of a pipeline (what
+// may feed a stage, what a transfer connects) are checked here, so that
+// every later pass can rely on them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -151,4 +151,65 @@ LogicalResult RecvOp::verify() {
   if (!type.hasStaticShape())
     return emitOpError("receives ") << type << "; a receive has a static shape";
   return verifyPeerAndTag(*this, getPeer(), getTag());
+}
+
+//===----------------------------------------------------------------------===//
+// weft.broadcast_send, weft.broadcast_recv
+//===----------------------------------------------------------------------===//
+
+std::pair<int64_t, int64_t> mlir::weft::broadcastRows(ArrayRef<int64_t> shape) {
+  int64_t elements = 1;
+  for (int64_t size : shape)
+    elements *= size;
+  if (elements == 0)
+    return {0, 1};
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (shape[d] >= 2) {
+      int64_t inner = 1;
+      for (int64_t size : shape.drop_front(d + 1))
+        inner *= size;
+      return {shape[d], inner};
+    }
+  return {1, 1};
+}
+
+/// The checks both ends of a broadcast share.
+static LogicalResult verifyBroadcast(Operation *op, Type type,
+                                     ArrayRef<int64_t> chain, int64_t chunks,
+                                     int64_t group, int64_t tag) {
+  auto tensor = cast<RankedTensorType>(type);
+  if (!tensor.hasStaticShape())
+    return op->emitOpError("moves ")
+           << tensor << "; a broadcast has a static shape";
+  if (chain.size() < 2)
+    return op->emitOpError("has a chain of ")
+           << chain.size() << " ranks; a broadcast needs at least two";
+  for (auto [i, rank] : llvm::enumerate(chain)) {
+    if (rank < 0)
+      return op->emitOpError("chain rank ") << rank << " is negative";
+    if (llvm::is_contained(chain.take_front(i), rank))
+      return op->emitOpError("chain lists rank ") << rank << " twice";
+  }
+  int64_t rows = broadcastRows(tensor.getShape()).first;
+  if (chunks < 1 || chunks > std::max<int64_t>(rows, 1))
+    return op->emitOpError("cuts ")
+           << tensor << " (" << rows << " rows) into " << chunks
+           << " chunks; from 1 to max(rows, 1)";
+  if (group < -1)
+    return op->emitOpError("group ")
+           << group << " is neither a broadcast group nor -1 (the world)";
+  if (tag < 0 || tag > kMaxTag)
+    return op->emitOpError("tag ")
+           << tag << " is outside [0, " << kMaxTag << "]";
+  return success();
+}
+
+LogicalResult BroadcastSendOp::verify() {
+  return verifyBroadcast(*this, getInput().getType(), getChain(), getChunks(),
+                         getGroup(), getTag());
+}
+
+LogicalResult BroadcastRecvOp::verify() {
+  return verifyBroadcast(*this, getType(), getChain(), getChunks(), getGroup(),
+                         getTag());
 }

@@ -136,4 +136,71 @@ def Weft_RecvOp : Op<Weft_Dialect, "recv"> {
   let hasVerifier = 1;
 }
 
+// The attributes both ends of a broadcast give alike.
+defvar BroadcastArgs = (ins DenseI64ArrayAttr:$chain, I64Attr:$chunks,
+                            I64Attr:$group, I64Attr:$tag);
+
+def Weft_BroadcastSendOp : Op<Weft_Dialect, "broadcast_send"> {
+  let summary = "Sends a local tensor down a broadcast chain of ranks";
+  let description = [{
+    The root of a broadcast, in a per-device program: the operand goes to
+    every other world rank of `chain` (whose first rank is this one), which
+    run the matching `weft.broadcast_recv` with the same attributes. The
+    tensor moves as a pipelined chain in `chain`'s order, cut into `chunks`
+    chunks of whole rows of its outermost dimension longer than one; each
+    rank forwards a chunk as soon as it has it. `group` names the job's
+    broadcast group (the sub-communicator of exactly `chain`'s ranks,
+    created at start-up; the program's `weft.broadcast_groups`), or is -1
+    for the same chain over the world. Returns once this rank's sends are
+    done. Not Pure: the order of transfers is the program's.
+
+    ```
+      rank 0 ──chunk c──▶ rank 3 ──chunk c──▶ rank 4
+               (rank 3 receives chunk c + 1 while it forwards chunk c)
+    ```
+
+    ```mlir
+    weft.broadcast_send %tile along [0, 3, 4] chunks 4 group 0 tag 12
+      : tensor<8x16xf32>
+    ```
+
+    **Constraints:**
+    - `chain` has at least two distinct world ranks, none negative;
+    - 1 <= `chunks` <= the rows the tensor is cut in (at least 1);
+    - `group` >= -1, and 0 <= `tag` < 2^20.
+  }];
+  let arguments = !con((ins Weft_Tensor:$input), BroadcastArgs);
+  let assemblyFormat = [{
+    $input `along` $chain `chunks` $chunks `group` $group `tag` $tag attr-dict
+    `:` type($input)
+  }];
+  let hasVerifier = 1;
+}
+
+def Weft_BroadcastRecvOp : Op<Weft_Dialect, "broadcast_recv"> {
+  let summary = "Receives a tensor from a broadcast chain of ranks";
+  let description = [{
+    A rank of a broadcast other than its root, in a per-device program: it
+    receives the root's tensor (of exactly the result's type) chunk by
+    chunk from the rank before it in `chain` and forwards each chunk to the
+    rank after it, if any, as the root's `weft.broadcast_send` with the
+    same attributes describes. Returns once this rank's part is done.
+
+    ```mlir
+    %tile = weft.broadcast_recv along [0, 3, 4] chunks 4 group 0 tag 12
+      : tensor<8x16xf32>
+    ```
+
+    **Constraints:**
+    - those of `weft.broadcast_send`; the result has a static shape.
+  }];
+  let arguments = BroadcastArgs;
+  let results = (outs Weft_Tensor:$result);
+  let assemblyFormat = [{
+    `along` $chain `chunks` $chunks `group` $group `tag` $tag attr-dict `:`
+    type($result)
+  }];
+  let hasVerifier = 1;
+}
+
 #endif // WEFT_DIALECT_WEFT_PIPELINEOPS_TD

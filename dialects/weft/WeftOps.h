@@ -33,6 +33,13 @@ namespace mlir::weft {
 LogicalResult verifyShardingFor(Operation *op, ShardingAttr sharding,
                                 RankedTensorType type,
                                 SymbolTableCollection *tables);
+
+/// How a broadcast (weft.broadcast_send, weft.broadcast_recv) cuts a tensor
+/// of `shape` into chunks: {rows, elements per row}, the rows being the
+/// outermost dimension longer than one (every dimension before it is 1),
+/// as the resharding planner cuts a chain's tile. {0, 1} for an empty
+/// tensor, {1, 1} for one element.
+std::pair<int64_t, int64_t> broadcastRows(ArrayRef<int64_t> shape);
 } // namespace mlir::weft
 
 #endif // WEFT_DIALECT_WEFT_WEFTOPS_H

@@ -362,7 +362,8 @@ void mlir::weft::registerWeftBufferizationModels(DialectRegistry &registry) {
                        NormalizeOp, SoftmaxOp, ReduceOp, ArgReduceOp,
                        TransposeOp, GatherOp, GatherElementsOp, SliceOp, PadOp,
                        TileOp, ConcatOp, SplitOp, AllGatherOp, ReduceScatterOp,
-                       LocalSliceOp, AllToAllOp, SendOp, RecvOp>(ctx);
+                       LocalSliceOp, AllToAllOp, SendOp, RecvOp,
+                       BroadcastSendOp, BroadcastRecvOp>(ctx);
     AllReduceOp::attachInterface<AllReduceOpModel>(*ctx);
     WeightOp::attachInterface<WeightOpModel>(*ctx);
   });

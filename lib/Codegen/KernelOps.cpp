@@ -634,6 +634,7 @@ enum CollectiveKind : int64_t {
   kLocalSlice = 4,
   kSend = 5,
   kRecv = 6,
+  kBroadcast = 7,
 };
 
 /// The shape of the mesh the program runs on: recorded by
@@ -765,6 +766,30 @@ static LogicalResult emitPointToPoint(Operation *op, StringRef name,
   return success();
 }
 
+/// weft.broadcast_send and weft.broadcast_recv: a chunked chain through
+/// world ranks, through weft_rt_collective with no mesh axes (params: kind,
+/// dtype, 0, group, tag, rows, row_elements, chunks, N, chain[N]). The root
+/// passes its input, the others their result; the same buffer goes as in
+/// and out, and the runtime reads or writes it by the rank's place.
+static LogicalResult emitBroadcast(Operation *op, Value value,
+                                   ArrayRef<int64_t> chain, int64_t chunks,
+                                   int64_t group, int64_t tag, Value buffer,
+                                   OpBuilder &b) {
+  std::optional<int32_t> dtype = getRuntimeDType(elementOf(value));
+  if (!dtype)
+    return op->emitOpError("on ")
+           << elementOf(value) << " is not supported by the runtime's "
+           << "broadcasts";
+  auto [rows, rowElements] = broadcastRows(shapeOf(value));
+  KernelCall call = KernelCall::collective("broadcast");
+  call.param(kBroadcast).param(*dtype).param(0).param(group).param(tag);
+  call.param(rows).param(rowElements).param(chunks);
+  call.param(chain.size()).params_(chain);
+  call.buffer(buffer).buffer(buffer);
+  call.emit(b, op);
+  return success();
+}
+
 //===----------------------------------------------------------------------===//
 // Entry points
 //===----------------------------------------------------------------------===//
@@ -774,7 +799,7 @@ bool mlir::weft::isKernelOp(Operation *op) {
              SoftmaxOp, ReduceOp, ArgReduceOp, TransposeOp, GatherOp,
              GatherElementsOp, SliceOp, PadOp, TileOp, ConcatOp, SplitOp,
              AllReduceOp, AllGatherOp, ReduceScatterOp, LocalSliceOp,
-             AllToAllOp, SendOp, RecvOp>(op);
+             AllToAllOp, SendOp, RecvOp, BroadcastSendOp, BroadcastRecvOp>(op);
 }
 
 bool mlir::weft::isKernelOperandRead(Operation *op, unsigned operandIndex) {
@@ -869,6 +894,14 @@ LogicalResult mlir::weft::emitKernelCalls(Operation *op, OpBuilder &b,
       .Case([&](RecvOp o) {
         return emitPointToPoint(o, "recv", kRecv, o.getResult(), o.getPeer(),
                                 o.getTag(), resultBuffers[0], b);
+      })
+      .Case([&](BroadcastSendOp o) {
+        return emitBroadcast(o, o.getInput(), o.getChain(), o.getChunks(),
+                             o.getGroup(), o.getTag(), operandBuffers[0], b);
+      })
+      .Case([&](BroadcastRecvOp o) {
+        return emitBroadcast(o, o.getResult(), o.getChain(), o.getChunks(),
+                             o.getGroup(), o.getTag(), resultBuffers[0], b);
       })
       .Default(
           [](Operation *o) { return o->emitOpError("has no CPU kernel"); });

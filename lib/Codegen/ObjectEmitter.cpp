@@ -97,6 +97,16 @@ std::string mlir::weft::buildProgramSignature(ModuleOp module,
     if (auto collector =
             module->getAttrOfType<IntegerAttr>(kProgramCollectorRankAttr))
       mesh += "collector " + std::to_string(collector.getInt()) + "\n";
+    // The sub-communicators the driver creates at start-up for the job's
+    // broadcasts, listed alike by every program of the job.
+    if (auto groups =
+            module->getAttrOfType<ArrayAttr>(kProgramBroadcastGroupsAttr))
+      for (auto group : groups.getAsRange<DenseI64ArrayAttr>()) {
+        mesh += "broadcast-group";
+        for (int64_t rank : group.asArrayRef())
+          mesh += " " + std::to_string(rank);
+        mesh += "\n";
+      }
   }
   // A microbatch's program: the driver runs it M times per batch.
   if (auto micro = module->getAttrOfType<IntegerAttr>(kProgramMicrobatchesAttr))

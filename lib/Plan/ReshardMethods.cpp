@@ -1,9 +1,9 @@
 //===- ReshardMethods.cpp - The four resharding methods -------------------===//
 //
-// Builds each method's transfers (sends, broadcast chains, node-local
-// all-gathers) as messages, the balanced search over senders, chain entry
-// and exit devices and order, and planResharding, which resolves a source's
-// pending partial sums first.
+// Builds each method's transfers (sends, broadcast chains or calls,
+// node-local all-gathers) as messages, the balanced search over senders, chain
+// entry and exit devices and order, and planResharding, which resolves a
+// source's pending partial sums first.
 //
 //===----------------------------------------------------------------------===//
 
@@ -136,11 +136,15 @@ Draft MethodPlanner::chainDraft(int tile, int from,
     previous = device;
   }
   // The chunk count that the closed form says is fastest, within the
-  // options' limits and the tile's outermost splittable dimension.
+  // options' limits and the tile's outermost splittable dimension. A chain
+  // of blocking messages, one at a time per device, is not pipelined: it
+  // stays whole.
   double bytes = static_cast<double>(tileBytes(tile));
   int dim = splitDim(box, 2);
-  int64_t limit = dim < 0 ? 1 : std::min<int64_t>(options.maxChunks,
-                                                  box.sizes[dim]);
+  bool pipelined = options.fullDuplex || options.broadcastCalls;
+  int64_t limit = dim < 0 || !pipelined
+                      ? 1
+                      : std::min<int64_t>(options.maxChunks, box.sizes[dim]);
   int chunks = 1;
   double best = chainSeconds(hops, bytes, 1);
   for (int c = 2; c <= limit; ++c) {
@@ -159,6 +163,7 @@ Draft MethodPlanner::chainDraft(int tile, int from,
   draft.transfer.destinations.assign(chain.begin(), chain.end());
   draft.transfer.chunks = chunks;
   draft.transfer.bytes = tileBytes(tile);
+  draft.transfer.broadcastCall = options.broadcastCalls;
   // Chunk-major: hop h of chunk c depends on hop h-1 of chunk c, so every
   // device forwards a chunk as soon as it has it.
   for (int c = 0; c < chunks; ++c) {
@@ -298,15 +303,19 @@ double MethodPlanner::placeOption(const Option &option,
                                   ReshardTimeline &timeline) {
   double end = 0;
   for (const Draft &draft : option) {
+    std::vector<int> chain = broadcastChain(draft.transfer);
+    timeline.syncPorts(chain);
     std::vector<double> ends(draft.messages.size());
     for (size_t i = 0; i < draft.messages.size(); ++i) {
       const ReshardMessage &m = draft.messages[i];
       double ready = m.dependsOn >= 0 ? ends[m.dependsOn] : 0;
-      ends[i] = timeline.place(m.from, m.to, static_cast<double>(m.bytes),
-                               ready)
+      ends[i] = timeline
+                    .place(m.from, m.to, static_cast<double>(m.bytes), ready,
+                           draft.transfer.broadcastCall)
                     .second;
       end = std::max(end, ends[i]);
     }
+    timeline.syncPorts(chain);
   }
   return end;
 }

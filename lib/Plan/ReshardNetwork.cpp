@@ -3,14 +3,17 @@
 // The network model of cross-mesh resharding: the alpha-beta link of one
 // message, the closed form of a pipelined chain, and the simulation that
 // predicts a plan's timeline. Every device has a send port and a receive
-// port (full duplex) and every NIC rail of a node a send and a receive
-// direction; each serves one message at a time, in plan order, which is the
-// order in which every device performs its messages.
+// port (full duplex, or one port for both outside broadcast calls) and
+// every NIC rail of a node a send and a receive direction; each serves one
+// message at a time, in plan order, which is the order in which every
+// device performs its messages. Also the job's broadcast groups.
 //
 //===----------------------------------------------------------------------===//
 
 #include "weft/Plan/Reshard.h"
 #include "ReshardTimeline.h"
+
+#include "llvm/ADT/STLExtras.h"
 
 #include <algorithm>
 #include <cmath>
@@ -81,11 +84,16 @@ ReshardTimeline::ReshardTimeline(const Cluster &cluster, bool fullDuplex)
   freeAt.assign(railBase + 2 * rails, 0.0);
 }
 
-void ReshardTimeline::resources(int from, int to,
+void ReshardTimeline::resources(int from, int to, bool inCall,
                                 llvm::SmallVectorImpl<int> &out) const {
   int devices = static_cast<int>(cluster->devices.size());
   out.push_back(from);
-  out.push_back(fullDuplex ? devices + to : to);
+  out.push_back(devices + to);
+  // One port per device: a message holds both ports of both its ends.
+  if (!fullDuplex && !inCall) {
+    out.push_back(devices + from);
+    out.push_back(to);
+  }
   const Device &src = cluster->devices[from];
   const Device &dst = cluster->devices[to];
   if (src.node == dst.node)
@@ -96,10 +104,10 @@ void ReshardTimeline::resources(int from, int to,
     out.push_back(railBase + 2 * (firstRail[dst.node] + dst.rail) + 1);
 }
 
-std::pair<double, double> ReshardTimeline::place(int from, int to,
-                                                 double bytes, double ready) {
-  llvm::SmallVector<int, 4> used;
-  resources(from, to, used);
+std::pair<double, double> ReshardTimeline::place(int from, int to, double bytes,
+                                                 double ready, bool inCall) {
+  llvm::SmallVector<int, 6> used;
+  resources(from, to, inCall, used);
   double start = ready;
   for (int r : used)
     start = std::max(start, freeAt[r]);
@@ -110,10 +118,26 @@ std::pair<double, double> ReshardTimeline::place(int from, int to,
   return {start, end};
 }
 
-double ReshardTimeline::sendFreeAt(int device) const { return freeAt[device]; }
+void ReshardTimeline::syncPorts(ArrayRef<int> devices) {
+  if (fullDuplex)
+    return;
+  size_t n = cluster->devices.size();
+  for (int d : devices) {
+    double free = std::max(freeAt[d], freeAt[n + d]);
+    freeAt[d] = freeAt[n + d] = free;
+  }
+}
+
+double ReshardTimeline::sendFreeAt(int device) const {
+  size_t n = cluster->devices.size();
+  return fullDuplex ? freeAt[device]
+                    : std::max(freeAt[device], freeAt[n + device]);
+}
 
 double ReshardTimeline::receiveFreeAt(int device) const {
-  return freeAt[fullDuplex ? cluster->devices.size() + device : device];
+  size_t n = cluster->devices.size();
+  return fullDuplex ? freeAt[n + device]
+                    : std::max(freeAt[device], freeAt[n + device]);
 }
 
 double ReshardTimeline::railFreeAt(int device, bool out) const {
@@ -123,13 +147,46 @@ double ReshardTimeline::railFreeAt(int device, bool out) const {
   return freeAt[railBase + 2 * (firstRail[d.node] + d.rail) + (out ? 0 : 1)];
 }
 
+std::vector<int> weft::plan::broadcastChain(const ReshardTransfer &transfer) {
+  if (!transfer.broadcastCall)
+    return {};
+  std::vector<int> chain = {transfer.source};
+  llvm::append_range(chain, transfer.destinations);
+  return chain;
+}
+
+int64_t BroadcastGroups::groupOf(ArrayRef<int> devices) {
+  std::vector<int> set(devices.begin(), devices.end());
+  llvm::sort(set);
+  set.erase(std::unique(set.begin(), set.end()), set.end());
+  auto it = llvm::find(groupSets, set);
+  if (it != groupSets.end())
+    return it - groupSets.begin();
+  if (static_cast<int64_t>(groupSets.size()) >= cap)
+    return -1;
+  groupSets.push_back(std::move(set));
+  return static_cast<int64_t>(groupSets.size()) - 1;
+}
+
 double weft::plan::simulateMessages(const Cluster &cluster, ReshardPlan &plan,
                                     double offset) {
   ReshardTimeline timeline(cluster, plan.fullDuplex);
-  for (ReshardMessage &m : plan.messages) {
+  size_t count = plan.messages.size();
+  for (size_t i = 0; i < count; ++i) {
+    ReshardMessage &m = plan.messages[i];
+    // A transfer's messages are contiguous in plan order: a call begins at
+    // its first message and ends after its last.
+    const ReshardTransfer &t = plan.transfers[m.transfer];
+    bool first = i == 0 || plan.messages[i - 1].transfer != m.transfer;
+    bool last = i + 1 == count || plan.messages[i + 1].transfer != m.transfer;
+    std::vector<int> chain = broadcastChain(t);
+    if (first)
+      timeline.syncPorts(chain);
     double ready = m.dependsOn >= 0 ? plan.messages[m.dependsOn].end : 0;
-    std::tie(m.start, m.end) =
-        timeline.place(m.from, m.to, static_cast<double>(m.bytes), ready);
+    std::tie(m.start, m.end) = timeline.place(
+        m.from, m.to, static_cast<double>(m.bytes), ready, t.broadcastCall);
+    if (last)
+      timeline.syncPorts(chain);
   }
   for (ReshardTransfer &t : plan.transfers) {
     t.start = std::numeric_limits<double>::infinity();

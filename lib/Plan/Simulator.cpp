@@ -78,6 +78,8 @@ private:
   Error dispatch(double now);
   Error startMeeting(int meeting, double now);
   Expected<MeetingCost> cost(int meeting);
+  /// A chain broadcast's cost (SimOp::chainChunks).
+  MeetingCost chainCost(const SimOp &op) const;
   double nextEventTime(double now) const;
   void advance(double now, double next);
   void finish(double now);
@@ -168,6 +170,8 @@ Expected<MeetingCost> Engine::cost(int meeting) {
     return out;
   }
 
+  if (op.chainChunks > 0)
+    return chainCost(op);
   auto key = std::make_tuple(static_cast<int>(op.collective), op.bytes,
                              op.participants);
   if (auto it = costCache.find(key); it != costCache.end())
@@ -206,6 +210,36 @@ Expected<MeetingCost> Engine::cost(int meeting) {
     out.uses.assign(perRail.begin(), perRail.end());
   }
   costCache.emplace(std::move(key), out);
+  return out;
+}
+
+MeetingCost Engine::chainCost(const SimOp &op) const {
+  // The planner's closed form over the chain's hops; its data phase is the
+  // slowest hop carrying every byte (at least that much of the total), on
+  // the rails of each hop that crosses nodes.
+  std::vector<GroupLink> hops;
+  std::map<int, int> perRail;
+  for (size_t i = 1; i < op.participants.size(); ++i) {
+    int from = op.participants[i - 1], to = op.participants[i];
+    hops.push_back(messageLink(cluster, from, to));
+    if (cluster.devices[from].node == cluster.devices[to].node)
+      continue;
+    if (int r = railResource(from, true); r >= 0)
+      ++perRail[r];
+    if (int r = railResource(to, false); r >= 0)
+      ++perRail[r];
+  }
+  MeetingCost out;
+  if (op.bytes <= 0)
+    return out;
+  double total = chainSeconds(hops, op.bytes, op.chainChunks);
+  double slowest = kInf;
+  for (const GroupLink &hop : hops)
+    slowest = std::min(slowest, hop.beta);
+  out.data = slowest < kInf ? std::min(total, op.bytes / slowest) : 0;
+  out.alpha = total - out.data;
+  out.beta = slowest;
+  out.uses.assign(perRail.begin(), perRail.end());
   return out;
 }
 

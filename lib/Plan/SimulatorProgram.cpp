@@ -72,6 +72,14 @@ SimOp SimOp::collectiveOp(CollectiveKind kind, double bytes,
   return op;
 }
 
+SimOp SimOp::broadcast(std::vector<int> chain, double bytes, int chunks,
+                       int64_t id, StringRef label) {
+  SimOp op = collectiveOp(CollectiveKind::AllGather, bytes, std::move(chain),
+                          id, label);
+  op.chainChunks = std::max(chunks, 1);
+  return op;
+}
+
 SimOp SimOp::send(int to, double bytes, int64_t tag, StringRef label) {
   SimOp op;
   op.kind = SimOpKind::Send;
@@ -163,6 +171,10 @@ static Error checkOp(const Cluster &cluster, const SimProgram &program,
     }
     if (!llvm::is_contained(op.participants, device))
       return fail("the device is not among the collective's participants");
+    if (op.chainChunks < 0 ||
+        (op.chainChunks > 0 && op.participants.size() < 2))
+      return fail("a chain broadcast needs at least two participants and a "
+                  "positive chunk count");
     return Error::success();
   }
   std::string bad = checkDevice(cluster, op.peer);
@@ -213,6 +225,9 @@ static Error matchCollectives(const Cluster &cluster, const SimProgram &program,
         else if (ref.bytes != op.bytes)
           what = "bytes " + formatByteSize(op.bytes) + " vs " +
                  formatByteSize(ref.bytes);
+        else if (ref.chainChunks != op.chainChunks)
+          what = "chain chunks " + Twine(op.chainChunks).str() + " vs " +
+                 Twine(ref.chainChunks).str();
         if (!what.empty())
           return simOpError(cluster, device, i, op,
                             "occurrence " + Twine(occurrence) + " of id " +
@@ -365,8 +380,9 @@ std::string simOpLabel(const Cluster &cluster, const SimOp &op) {
   case SimOpKind::Compute:
     return "compute";
   case SimOpKind::Collective:
-    return collectiveKindName(op.collective).str() + " " +
-           formatByteSize(op.bytes);
+    return (op.chainChunks > 0 ? std::string("broadcast")
+                               : collectiveKindName(op.collective).str()) +
+           " " + formatByteSize(op.bytes);
   case SimOpKind::Send:
     return "send to " + simDeviceLabel(cluster, op.peer);
   case SimOpKind::Recv:

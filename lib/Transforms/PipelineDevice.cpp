@@ -9,7 +9,10 @@
 // at key (stage, stage)), so the unfinished operation with the smallest key
 // always has both of its ranks ready: blocking sends and receives cannot
 // deadlock. A receiver that forwards a broadcast chunk or a ring slice does
-// so at a later key than the message that brought it.
+// so at a later key than the message that brought it. A broadcast chain
+// that runs as one call (weft.broadcast_send, weft.broadcast_recv) sits at
+// the key of its first message: every rank of it has finished its smaller
+// keys when it reaches the call, and the call needs nothing else.
 //
 //===----------------------------------------------------------------------===//
 
@@ -58,6 +61,17 @@ struct PlannedTransfer {
   plan::ReshardPlan plan;
   int64_t firstTag = 0;
   std::string sourceText, targetText;
+  /// Per transfer of the plan: the broadcast group its call runs over (-1:
+  /// the world, or not a call).
+  std::vector<int64_t> callGroups;
+};
+
+/// Every transfer of the job, planned, in key order, and the broadcast
+/// groups their calls run over.
+struct PlannedJob {
+  std::vector<PlannedTransfer> transfers;
+  /// World ranks of each group, increasing, in first-use order.
+  std::vector<std::vector<int64_t>> groups;
 };
 } // namespace
 
@@ -147,11 +161,35 @@ static FailureOr<plan::ReshardPlan> planOne(const PlannedTransfer &t,
   return planOne(t, network, network.method);
 }
 
+/// The broadcast group of every call of every transfer, in key order and
+/// then plan order, so that every rank's program numbers them alike:
+/// deduplicated by rank set, at most network.maxBroadcastGroups.
+static std::vector<std::vector<int64_t>>
+assignBroadcastGroups(std::vector<PlannedTransfer> &transfers,
+                      const TransferNetwork &network) {
+  plan::BroadcastGroups groups(network.maxBroadcastGroups);
+  for (PlannedTransfer &t : transfers) {
+    t.callGroups.assign(t.plan.transfers.size(), -1);
+    for (auto [k, transfer] : llvm::enumerate(t.plan.transfers)) {
+      std::vector<int> ranks;
+      for (int device : plan::broadcastChain(transfer))
+        ranks.push_back(static_cast<int>(network.rankOf(device)));
+      if (!ranks.empty())
+        t.callGroups[k] = groups.groupOf(ranks);
+    }
+  }
+  std::vector<std::vector<int64_t>> out;
+  for (const std::vector<int> &set : groups.sets())
+    out.emplace_back(set.begin(), set.end());
+  return out;
+}
+
 /// Every transfer of the job (the pipeline's weft.transfer ops, then the
 /// collection of each model output that a stage computes on the collector
-/// rank), planned and in key order, with the tags of their pieces.
-static FailureOr<std::vector<PlannedTransfer>>
-planTransfers(ModuleOp pipeline, const TransferNetwork &network) {
+/// rank), planned and in key order, with the tags of their pieces and the
+/// broadcast groups of their calls.
+static FailureOr<PlannedJob> planTransfers(ModuleOp pipeline,
+                                           const TransferNetwork &network) {
   auto main = pipeline.lookupSymbol<func::FuncOp>("main");
   int64_t collector = collectorRank(pipeline);
   DenseMap<Operation *, int> stageIndex;
@@ -231,7 +269,10 @@ planTransfers(ModuleOp pipeline, const TransferNetwork &network) {
   if (tag > (int64_t(1) << 20))
     return pipeline.emitError("the pipeline's transfers have ")
            << tag << " messages; at most 2^20 are supported";
-  return transfers;
+  PlannedJob job;
+  job.groups = assignBroadcastGroups(transfers, network);
+  job.transfers = std::move(transfers);
+  return job;
 }
 
 /// 1-D i64 constant.
@@ -344,11 +385,13 @@ public:
                        std::optional<int64_t> position);
 
 private:
-  int64_t rankOf(int device) const {
-    return llvm::find(network.clusterDeviceOfRank, device) -
-           network.clusterDeviceOfRank.begin();
-  }
+  int64_t rankOf(int device) const { return network.rankOf(device); }
   Value reduce(const PlannedTransfer &t, Value local, int64_t position);
+  /// This rank's part of the broadcast call `k` of `t` (its messages start
+  /// at `first`): the root's send, or a receive into `pieces`.
+  LogicalResult broadcast(const PlannedTransfer &t, size_t k, size_t first,
+                          Value local, const std::optional<plan::Box> &held,
+                          SmallVectorImpl<std::pair<plan::Box, Value>> &pieces);
   FailureOr<Value> assemble(const PlannedTransfer &t, const plan::Box &block,
                             ArrayRef<std::pair<plan::Box, Value>> pieces);
 
@@ -399,12 +442,24 @@ FailureOr<Value> TransferEmitter::run(const PlannedTransfer &t, Value local,
     resolved.partial.clear();
     held = blockOf(shape, resolved, t.source.meshShape, at);
   }
-  // The messages, in the plan's order.
+  // The messages, in the plan's order; a broadcast call's messages are one
+  // call, at the place of its first.
   SmallVector<std::pair<plan::Box, Value>> pieces;
   DenseMap<int, Value> got;
   const std::vector<plan::ReshardMessage> &messages = t.plan.messages;
   for (auto [i, m] : llvm::enumerate(messages)) {
     int64_t tag = t.firstTag + static_cast<int64_t>(i);
+    if (t.plan.transfers[m.transfer].broadcastCall) {
+      if (i > 0 && messages[i - 1].transfer == m.transfer)
+        continue;
+      if (failed(broadcast(t, m.transfer, i, local, held, pieces)))
+        return failure();
+      continue;
+    }
+    if (m.dependsOn >= 0 &&
+        t.plan.transfers[messages[m.dependsOn].transfer].broadcastCall)
+      return emitError(loc) << "internal: message " << i
+                            << " forwards a broadcast call's chunk";
     if (rankOf(m.from) == rank) {
       Value box;
       if (m.dependsOn < 0) {
@@ -440,6 +495,42 @@ FailureOr<Value> TransferEmitter::run(const PlannedTransfer &t, Value local,
                           kept.sizes)});
   }
   return assemble(t, block, pieces);
+}
+
+LogicalResult TransferEmitter::broadcast(
+    const PlannedTransfer &t, size_t k, size_t first, Value local,
+    const std::optional<plan::Box> &held,
+    SmallVectorImpl<std::pair<plan::Box, Value>> &pieces) {
+  const plan::ReshardTransfer &call = t.plan.transfers[k];
+  std::vector<int> devices = plan::broadcastChain(call);
+  SmallVector<int64_t> chain;
+  for (int device : devices)
+    chain.push_back(rankOf(device));
+  const int64_t *at = llvm::find(chain, rank);
+  if (at == chain.end())
+    return success();
+  Location loc = t.value.getLoc();
+  const plan::Box &tile = t.plan.tiles[call.tile].box;
+  int64_t tag = t.firstTag + static_cast<int64_t>(first);
+  if (at == chain.begin()) {
+    if (!held || !held->contains(tile))
+      return emitError(loc) << "internal: rank " << rank
+                            << " roots a broadcast of a tile it does not hold";
+    Value box =
+        sliceBox(b, loc, local, relative(tile, held->offsets), tile.sizes);
+    BroadcastSendOp::create(b, loc, box, b.getDenseI64ArrayAttr(chain),
+                            b.getI64IntegerAttr(call.chunks),
+                            b.getI64IntegerAttr(t.callGroups[k]),
+                            b.getI64IntegerAttr(tag));
+    return success();
+  }
+  auto type = RankedTensorType::get(tile.sizes, t.type.getElementType());
+  Value value = BroadcastRecvOp::create(
+      b, loc, type, b.getDenseI64ArrayAttr(chain),
+      b.getI64IntegerAttr(call.chunks), b.getI64IntegerAttr(t.callGroups[k]),
+      b.getI64IntegerAttr(tag));
+  pieces.push_back({tile, value});
+  return success();
 }
 
 /// The block from its pieces: cut at every piece's edges, each cell sliced
@@ -500,10 +591,10 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   }
   if (myStage < 0)
     return pipeline.emitError("internal: rank ") << rank << " is in no stage";
-  FailureOr<std::vector<PlannedTransfer>> transfers =
-      planTransfers(pipeline, network);
-  if (failed(transfers))
+  FailureOr<PlannedJob> job = planTransfers(pipeline, network);
+  if (failed(job))
     return failure();
+  const std::vector<PlannedTransfer> *transfers = &job->transfers;
   int64_t collector = collectorRank(pipeline);
 
   StageOp stage = stages[myStage];
@@ -579,6 +670,12 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   body.erase();
   (*device)->setAttr(kWorldSizeAttr, b.getI64IntegerAttr(worldSize));
   (*device)->setAttr(kCollectorRankAttr, b.getI64IntegerAttr(collector));
+  if (!job->groups.empty()) {
+    SmallVector<Attribute> groups;
+    for (const std::vector<int64_t> &group : job->groups)
+      groups.push_back(b.getDenseI64ArrayAttr(group));
+    (*device)->setAttr(kBroadcastGroupsAttr, b.getArrayAttr(groups));
+  }
   if (failed(mlir::verify(*device)))
     return pipeline.emitError("internal: the program of rank ")
            << rank << " does not verify";
@@ -589,11 +686,10 @@ std::vector<TransferSummary>
 mlir::weft::summarizeTransfers(ModuleOp pipeline,
                                const TransferNetwork &network) {
   std::vector<TransferSummary> out;
-  FailureOr<std::vector<PlannedTransfer>> transfers =
-      planTransfers(pipeline, network);
-  if (failed(transfers))
+  FailureOr<PlannedJob> job = planTransfers(pipeline, network);
+  if (failed(job))
     return out;
-  for (const PlannedTransfer &t : *transfers) {
+  for (const PlannedTransfer &t : job->transfers) {
     TransferSummary s;
     auto name = [&]() -> std::string {
       if (Operation *producer = t.value.getDefiningOp()) {
@@ -629,16 +725,32 @@ mlir::weft::summarizeTransfers(ModuleOp pipeline,
       if (succeeded(baseline))
         s.sendRecvSeconds = baseline->predictedSeconds;
     }
-    auto rankOf = [&](int device) -> int64_t {
-      return llvm::find(network.clusterDeviceOfRank, device) -
-             network.clusterDeviceOfRank.begin();
-    };
     std::map<std::pair<int64_t, int64_t>, int64_t> pairs;
     for (const plan::ReshardMessage &m : t.plan.messages)
-      pairs[{rankOf(m.from), rankOf(m.to)}] += m.bytes;
+      pairs[{network.rankOf(m.from), network.rankOf(m.to)}] += m.bytes;
     for (auto &[pair, bytes] : pairs)
       s.pairBytes.push_back({pair.first, pair.second, bytes});
+    for (auto [k, transfer] : llvm::enumerate(t.plan.transfers)) {
+      if (!transfer.broadcastCall)
+        continue;
+      TransferSummary::Broadcast call;
+      call.bytes = transfer.bytes;
+      for (int device : plan::broadcastChain(transfer))
+        call.chain.push_back(network.rankOf(device));
+      call.chunks = transfer.chunks;
+      call.group = t.callGroups[k];
+      s.broadcasts.push_back(std::move(call));
+    }
     out.push_back(std::move(s));
   }
   return out;
+}
+
+std::vector<std::vector<int64_t>>
+mlir::weft::jobBroadcastGroups(ModuleOp pipeline,
+                               const TransferNetwork &network) {
+  FailureOr<PlannedJob> job = planTransfers(pipeline, network);
+  if (failed(job))
+    return {};
+  return job->groups;
 }

@@ -1,7 +1,8 @@
 //===- SimulateProgram.cpp - Simulator input from rank programs -----------===//
 //
 // Reads one rank's program op by op and appends the simulator's ops for it:
-// communication as it is, compute priced by the cost model.
+// communication as it is (a broadcast call as a chain broadcast every rank
+// of it meets at), compute priced by the cost model.
 //
 //===----------------------------------------------------------------------===//
 
@@ -141,6 +142,27 @@ collectiveOf(CollectiveOp op, plan::CollectiveKind kind, double bytes,
   return plan::SimOp::collectiveOp(kind, bytes, std::move(participants), id);
 }
 
+/// The simulator's chain broadcast of weft.broadcast_send or
+/// weft.broadcast_recv on rank `info.rank`: every rank of the chain meets
+/// at the broadcast of its tag.
+template <typename BroadcastOp>
+static FailureOr<plan::SimOp> broadcastOf(BroadcastOp op, double bytes,
+                                          const RankSimInfo &info,
+                                          SimCollectiveIds &ids) {
+  std::vector<int> chain;
+  for (int64_t rank : op.getChain()) {
+    int device = deviceOfRank(info, rank);
+    if (device < 0)
+      return op.emitOpError("names rank ") << rank << ", outside the job";
+    chain.push_back(device);
+  }
+  std::string key = "broadcast tag " + std::to_string(op.getTag());
+  int64_t id =
+      ids.try_emplace(key, static_cast<int64_t>(ids.size())).first->second;
+  return plan::SimOp::broadcast(std::move(chain), bytes,
+                                static_cast<int>(op.getChunks()), id);
+}
+
 /// The full buffer of an all-to-all (CostModel's "n-byte buffer"): the
 /// local input times the group's share along the gathered dimension.
 static double allToAllBytes(AllToAllOp op) {
@@ -176,6 +198,10 @@ communicationOf(Operation *op, ModuleOp module, const RankSimInfo &info,
       return recv.emitOpError("receives from rank ")
              << recv.getPeer() << ", outside the job";
     simOp = plan::SimOp::recv(peer, bytesOf(recv.getType()), recv.getTag());
+  } else if (auto root = dyn_cast<BroadcastSendOp>(op)) {
+    simOp = broadcastOf(root, bytesOf(root.getInput().getType()), info, ids);
+  } else if (auto member = dyn_cast<BroadcastRecvOp>(op)) {
+    simOp = broadcastOf(member, bytesOf(member.getType()), info, ids);
   } else if (auto reduce = dyn_cast<AllReduceOp>(op)) {
     simOp =
         collectiveOf(reduce, Kind::AllReduce,

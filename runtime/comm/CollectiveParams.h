@@ -12,6 +12,7 @@
 #include "comm/Comm.h"
 
 #include <cstdint>
+#include <utility>
 
 namespace weft::rt {
 
@@ -39,6 +40,15 @@ struct Collective {
   int64_t sizesSum = 0, gatherSum = 0;
   /// Elements of in and out.
   int64_t inElements = 0, outElements = 0;
+  /// BROADCAST: the group (-1: the world), the buffer as rows of
+  /// rowElements, the chunks, the chain of world ranks (chainLength of them,
+  /// pointing into the parameter block, the root first) and this rank's
+  /// place in it. `tag` and `count` (rows x rowElements) as for SEND.
+  int64_t group = -1;
+  int64_t rows = 0, rowElements = 0, chunks = 1;
+  int64_t chainLength = 0;
+  const int64_t *chain = nullptr;
+  int64_t chainPosition = -1;
 };
 
 /// The mesh a collective runs on: its shape and this device's coordinates
@@ -71,6 +81,10 @@ inline bool isTransfer(int64_t kind) {
   return kind == WEFT_RT_SEND || kind == WEFT_RT_RECV;
 }
 
+/// Chunk `i` of a parsed BROADCAST: {first element, elements}. Chunks are
+/// whole rows, the first rows % chunks of them one row longer.
+std::pair<int64_t, int64_t> broadcastChunk(const Collective &c, int64_t i);
+
 /// Tags of SEND and RECV are below this bound (2^20).
 inline constexpr int64_t kTransferTagLimit = int64_t(1) << 20;
 
@@ -83,6 +97,13 @@ const char *collectiveKindName(int64_t kind);
 weft_rt_status parseCollective(weft_rt_context *ctx, const int64_t *params,
                                const CollectiveMesh &mesh,
                                const CollectiveNames &names, Collective &c);
+
+/// The rest of a BROADCAST block (kind and dtype are read into `c`), for
+/// parseCollective: everything the block can say wrong on its own (the
+/// group's members are checked where it runs, against the communicator).
+weft_rt_status parseBroadcast(weft_rt_context *ctx, const int64_t *params,
+                              const CollectiveMesh &mesh,
+                              const CollectiveNames &names, Collective &c);
 
 /// Checks the buffers of a parsed collective: present when not empty, and
 /// apart (only an all-reduce may work in place). Compares addresses only.

@@ -3,13 +3,15 @@
 // Checks a collective's parameter block against the mesh, then runs it: a
 // copy or slice for a group of one device, else MPI's Allreduce,
 // Allgatherv, Reduce_scatter or Alltoallv on the group's communicator (split
-// from the mesh's); SEND and RECV are Transfers.cpp's.
+// from the mesh's); SEND and RECV are Transfers.cpp's, BROADCAST
+// Broadcast.cpp's.
 // Blocks that are not contiguous in the caller's layout, or whose group
 // order differs from the communicator's, are packed through scratch
 // buffers kept in the communicator.
 //
 //===----------------------------------------------------------------------===//
 
+#include "comm/Broadcast.h"
 #include "comm/CollectiveParams.h"
 #include "comm/Comm.h"
 #include "comm/Transfers.h"
@@ -126,6 +128,8 @@ const char *weft::rt::collectiveKindName(int64_t kind) {
     return "send";
   case WEFT_RT_RECV:
     return "recv";
+  case WEFT_RT_BROADCAST:
+    return "broadcast";
   default:
     return "?";
   }
@@ -209,9 +213,9 @@ weft_rt_status weft::rt::parseCollective(weft_rt_context *ctx,
   const char *fn = names.function;
   const bool comm = mesh.dims != nullptr;
   c.kind = params[0];
-  if (c.kind < WEFT_RT_ALL_REDUCE_SUM || c.kind > WEFT_RT_RECV)
+  if (c.kind < WEFT_RT_ALL_REDUCE_SUM || c.kind > WEFT_RT_BROADCAST)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
-                        "%s: unknown kind %lld (0 to 6)", fn,
+                        "%s: unknown kind %lld (0 to 7)", fn,
                         static_cast<long long>(c.kind));
   const char *name = collectiveKindName(c.kind);
   if (params[1] <= 0 || params[1] > INT32_MAX ||
@@ -223,6 +227,8 @@ weft_rt_status weft::rt::parseCollective(weft_rt_context *ctx,
   c.elemBytes = weft_rt_dtype_size(c.dtype);
   if (isTransfer(c.kind))
     return parseTransfer(ctx, params, mesh, names, c);
+  if (c.kind == WEFT_RT_BROADCAST)
+    return parseBroadcast(ctx, params, mesh, names, c);
   c.numAxes = params[2];
   int64_t meshAxes = comm ? static_cast<int64_t>(mesh.numAxes)
                           : static_cast<int64_t>(kMaxMeshAxes);
@@ -684,6 +690,8 @@ weft_rt_status weft_rt_collective(weft_rt_context *ctx, const int64_t *params,
     return status;
   if (isTransfer(c.kind))
     return runTransfer(ctx, c, in, out);
+  if (c.kind == WEFT_RT_BROADCAST)
+    return runBroadcast(ctx, c, in, out);
   if (c.groupSize == 1 || c.kind == WEFT_RT_LOCAL_SLICE) {
     runLocally(c, in, out);
     return WEFT_RT_OK;

@@ -63,6 +63,9 @@ static void freeMpiObjects(weft_rt_comm &comm) {
   if (finalized)
     return;
   cancelStagedReceives(comm);
+  for (MPI_Comm &group : comm.broadcastComms)
+    if (group != MPI_COMM_NULL)
+      MPI_Comm_free(&group);
   for (MPI_Comm &group : comm.groups)
     if (group != MPI_COMM_NULL)
       MPI_Comm_free(&group);

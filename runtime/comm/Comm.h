@@ -2,8 +2,9 @@
 //
 // What weft_rt_comm holds: the world and this process's mesh in it (its
 // shape, this rank's coordinates, the world ranks of its devices), the MPI
-// communicators of the subsets of mesh axes that collectives used, and the
-// scratch buffers that collectives reuse. Private to the runtime.
+// communicators of the subsets of mesh axes that collectives used and of
+// the broadcast groups, and the scratch buffers that collectives reuse.
+// Private to the runtime.
 //
 //===----------------------------------------------------------------------===//
 
@@ -146,6 +147,12 @@ struct weft_rt_comm {
   /// The staging buffers RECVs named, one per receive of the program (a
   /// handful): searched by address.
   std::vector<weft::rt::StagedReceive> stagedReceives;
+  /// The broadcast groups (weft_rt_comm_create_broadcast_groups): each
+  /// one's world ranks, increasing, and its communicator, ranked in that
+  /// order (MPI_COMM_NULL where this rank is not a member).
+  std::vector<std::vector<int32_t>> broadcastGroups;
+  std::vector<MPI_Comm> broadcastComms;
+  bool broadcastGroupsCreated = false;
 };
 
 #endif // WEFT_RUNTIME_COMM_COMM_H

@@ -400,6 +400,18 @@ int Driver::createComm() {
     status = mesh->createComm(ctx, static_cast<int32_t>(signature.mesh.size()),
                               signature.mesh.data(), &comm);
   }
+  // The broadcast groups are created once, here, before the first run:
+  // every rank of the job lists the same ones.
+  if (status == WEFT_RT_OK && !signature.broadcastGroups.empty()) {
+    std::vector<int32_t> sizes, ranks;
+    for (const std::vector<int32_t> &group : signature.broadcastGroups) {
+      sizes.push_back(static_cast<int32_t>(group.size()));
+      ranks.insert(ranks.end(), group.begin(), group.end());
+    }
+    status = mesh->createBroadcastGroups(ctx, comm,
+                                         static_cast<int32_t>(sizes.size()),
+                                         sizes.data(), ranks.data());
+  }
   if (status == WEFT_RT_OK) {
     weft_rt_context_set_comm(ctx, comm);
     rank = weft_rt_comm_rank(comm);

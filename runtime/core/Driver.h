@@ -240,6 +240,13 @@ struct MeshSupport {
                                        const int64_t *meshDims,
                                        const int32_t *meshWorldRanks,
                                        int32_t worldSize, weft_rt_comm **out);
+  /// The signature's broadcast groups
+  /// (weft_rt_comm_create_broadcast_groups).
+  weft_rt_status (*createBroadcastGroups)(weft_rt_context *ctx,
+                                          weft_rt_comm *comm,
+                                          int32_t numGroups,
+                                          const int32_t *groupSizes,
+                                          const int32_t *groupRanks);
   void (*destroyComm)(weft_rt_comm *comm);
   int (*agreeOnExit)(weft_rt_comm *comm, int code, const std::string &exeName,
                      const std::string &message);

@@ -226,6 +226,7 @@ ClockSyncPoint weft::rt::syncClockWithRankZero(weft_rt_comm *comm,
 const MeshSupport weft::rt::kMpiMeshSupport = {
     weft_rt_comm_create_mpi,
     weft_rt_comm_create_mpi_pipeline,
+    weft_rt_comm_create_broadcast_groups,
     weft_rt_comm_destroy,
     agreeOnExit,
     abortMesh,

@@ -157,6 +157,7 @@ private:
   bool parsePipeline(const std::vector<std::string> &fields);
   bool parseCollector(const std::vector<std::string> &fields);
   bool parseMicrobatches(const std::vector<std::string> &fields);
+  bool parseBroadcastGroup(const std::vector<std::string> &fields);
   bool checkWhole();
 
   ProgramSignature &out;
@@ -164,9 +165,10 @@ private:
   int lineNumber = 0;
   bool sawArena = false, sawWeights = false, sawMesh = false, sawTarget = false,
        sawPipeline = false, sawCollector = false, sawMicrobatches = false;
-  /// The lines of the "pipeline" and "collector" records, for checks at
-  /// the end.
+  /// The lines of the "pipeline", "collector" and "broadcast-group"
+  /// records, for checks at the end.
   int pipelineLine = 0, collectorLine = 0;
+  std::vector<int> broadcastGroupLines;
   /// Op ids as given, checked for density at the end.
   std::vector<int64_t> opIds;
   std::vector<OpSpec> opsInOrder;
@@ -279,6 +281,8 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
     return parseCollector(fields);
   if (kind == "microbatches")
     return parseMicrobatches(fields);
+  if (kind == "broadcast-group")
+    return parseBroadcastGroup(fields);
   return fail("unknown record '%s'", kind.c_str());
 }
 
@@ -406,6 +410,29 @@ bool SignatureParser::parseMicrobatches(
   return true;
 }
 
+bool SignatureParser::parseBroadcastGroup(
+    const std::vector<std::string> &fields) {
+  broadcastGroupLines.push_back(lineNumber);
+  if (static_cast<int64_t>(out.broadcastGroups.size()) >= kMaxBroadcastGroups)
+    return fail("more than %d 'broadcast-group' records", kMaxBroadcastGroups);
+  if (fields.size() < 3)
+    return fail("expected 'broadcast-group <world rank> <world rank> ...' "
+                "with at least two ranks");
+  std::vector<int32_t> ranks;
+  for (size_t i = 1; i < fields.size(); ++i) {
+    int64_t rank = 0;
+    if (!parseInt64(fields[i], rank) || rank < 0 || rank >= kMaxMeshDevices)
+      return fail("broadcast group rank '%s' is not a world rank",
+                  fields[i].c_str());
+    if (!ranks.empty() && rank <= ranks.back())
+      return fail("broadcast group ranks must increase, but %lld follows %d",
+                  static_cast<long long>(rank), ranks.back());
+    ranks.push_back(static_cast<int32_t>(rank));
+  }
+  out.broadcastGroups.push_back(std::move(ranks));
+  return true;
+}
+
 bool SignatureParser::parseTensor(const std::vector<std::string> &fields,
                                   std::vector<TensorSpec> &into) {
   const char *kind = fields[0].c_str();
@@ -499,6 +526,14 @@ bool SignatureParser::checkWhole() {
                       "needs the batch in dimension 0 of every input and "
                       "output",
                       spec.name.c_str());
+  for (size_t g = 0; g < out.broadcastGroups.size(); ++g)
+    if (out.broadcastGroups[g].back() >= out.worldSize) {
+      lineNumber = broadcastGroupLines[g];
+      return fail("broadcast group %zu lists world rank %d, but the job has "
+                  "%lld processes",
+                  g, out.broadcastGroups[g].back(),
+                  static_cast<long long>(out.worldSize));
+    }
   if (sawCollector && out.collectorRank >= out.worldSize) {
     lineNumber = collectorLine;
     return fail("the collector is world rank %d, but the job has %lld "

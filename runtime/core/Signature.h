@@ -16,6 +16,10 @@
 
 namespace weft::rt {
 
+/// Most broadcast groups a program lists and a communicator holds
+/// (weft_rt_comm_create_broadcast_groups); a compiler caps them far lower.
+inline constexpr int32_t kMaxBroadcastGroups = 1024;
+
 /// One "input" or "output" record: a dense row-major tensor in the arena.
 struct TensorSpec {
   std::string name;
@@ -52,6 +56,9 @@ struct ProgramSignature {
   /// The "collector" record: the world rank whose outputs are the model's
   /// (it prints, writes and checks them); 0 without one.
   int32_t collectorRank = 0;
+  /// The "broadcast-group" records, in order: group k's world ranks,
+  /// increasing, each below worldSize.
+  std::vector<std::vector<int32_t>> broadcastGroups;
   /// The "microbatches" record: the program computes one of this many
   /// blocks of the batch (dimension 0 of every input and output).
   int64_t microbatches = 1;

@@ -3,8 +3,10 @@
 // NcclMesh splits an NCCL world communicator once into this process's mesh
 // (a pipeline's stage) and that into one per subset of mesh axes, with the
 // ranks agreeing over MPI after every step so that one failing rank cannot
-// leave the others waiting. SEND and RECV are ncclSend and ncclRecv on the
-// world's communicator. weft_rt_cuda_collective
+// leave the others waiting, and the world into the broadcast groups' (every
+// rank splits every group). SEND and RECV are ncclSend and ncclRecv on the
+// world's communicator, BROADCAST NcclBroadcast.cpp's.
+// weft_rt_cuda_collective
 // checks the parameter block exactly as weft_rt_collective does (the shared
 // comm/CollectiveParams.h), then runs it on the program's stream: NCCL's own
 // collective where the blocks are even and in order, else grouped
@@ -167,6 +169,8 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
   if (weft_rt_status status =
           agree(ctx, world, groupStatus, "splitting the NCCL communicators"))
     return status;
+  if (weft_rt_status status = mesh->splitBroadcastGroups(ctx, *mpiComm))
+    return status;
   mesh->broken = false;
   // The failure detector's thread polls NCCL's asynchronous errors (a peer
   // that died leaves this rank in a kernel that never ends).
@@ -180,6 +184,10 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
         axes += (axes.empty() ? "" : ",") + std::to_string(a);
     watched.push_back({mesh->groups[mask], "mesh axes [" + axes + "]"});
   }
+  for (size_t g = 0; g < mesh->broadcastComms.size(); ++g)
+    if (mesh->broadcastComms[g])
+      watched.push_back(
+          {mesh->broadcastComms[g], "broadcast group " + std::to_string(g)});
   mesh->watchdog = std::make_unique<NcclWatchdog>(std::move(watched));
   if (weft_rt_status status = weft_rt_context_add_health_check(
           ctx, NcclWatchdog::check, NcclWatchdog::abort,
@@ -187,6 +195,33 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
     return status;
   mesh->healthContext = ctx;
   *out = std::move(mesh);
+  return WEFT_RT_OK;
+}
+
+weft_rt_status NcclMesh::splitBroadcastGroups(weft_rt_context *ctx,
+                                              const weft_rt_comm &mpiComm) {
+  // Every rank of the world splits every group, in order (non-members with
+  // NCCL_SPLIT_NOCOLOR), and the ranks agree after each.
+  broadcastSets = mpiComm.broadcastGroups;
+  broadcastComms.assign(broadcastSets.size(), nullptr);
+  for (size_t g = 0; g < broadcastSets.size(); ++g) {
+    const std::vector<int32_t> &members = broadcastSets[g];
+    auto at = std::find(members.begin(), members.end(), worldRank);
+    bool member = at != members.end();
+    ncclResult_t result =
+        ncclCommSplit(world, member ? static_cast<int>(g) : NCCL_SPLIT_NOCOLOR,
+                      member ? static_cast<int>(at - members.begin()) : 0,
+                      &broadcastComms[g], nullptr);
+    weft_rt_status local = WEFT_RT_OK;
+    if (result != ncclSuccess) {
+      broadcastComms[g] = nullptr;
+      local = ncclFail(ctx, result, "ncclCommSplit", __FILE__, __LINE__);
+    }
+    if (weft_rt_status status =
+            agree(ctx, mpiComm.world, local,
+                  "splitting the NCCL communicators of the broadcast groups"))
+      return status;
+  }
   return WEFT_RT_OK;
 }
 
@@ -198,6 +233,14 @@ NcclMesh::~NcclMesh() {
   if (watchdog && watchdog->aborted())
     return;
   // Destructors cannot report; children go before their parent.
+  for (ncclComm_t &comm : broadcastComms) {
+    if (!comm)
+      continue;
+    if (broken)
+      ncclCommAbort(comm);
+    else
+      ncclCommDestroy(comm);
+  }
   for (ncclComm_t &comm : groups) {
     if (!comm)
       continue;
@@ -669,6 +712,8 @@ weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
     return status;
   if (isTransfer(c.kind))
     return runTransferOnNccl(ctx, *state, *nccl, c, in, out);
+  if (c.kind == WEFT_RT_BROADCAST)
+    return runBroadcastOnNccl(ctx, *state, *nccl, c, in, out);
   if (c.groupSize == 1 || c.kind == WEFT_RT_LOCAL_SLICE)
     return runLocally(ctx, state->stream.get(), c, in, out);
   return runOnNccl(ctx, *state, *nccl, c, in, out);

@@ -3,9 +3,10 @@
 // A CUDA program that is one device of a mesh (or a stage of a pipeline)
 // runs its collectives and transfers on NCCL: one communicator for the
 // world (SEND and RECV, ranked by world rank), one for this process's mesh
-// (the world itself when the mesh spans it) and one per non-empty subset of
-// mesh axes, split once at start-up, ranked as the MPI mesh communicator's
-// groups are. weft_rt_cuda_collective (weft_rt_cuda.h) uses them.
+// (the world itself when the mesh spans it), one per non-empty subset of
+// mesh axes, ranked as the MPI mesh communicator's groups are, and one per
+// broadcast group, all split once at start-up. weft_rt_cuda_collective
+// (weft_rt_cuda.h) uses them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,7 +23,13 @@
 #include <memory>
 #include <vector>
 
+namespace weft::rt {
+struct Collective;
+} // namespace weft::rt
+
 namespace weft::rt::cuda {
+
+struct DeviceState;
 
 /// The NCCL communicators of this process's device in a mesh. Created once
 /// (every rank of the mesh together) and attached to the program's
@@ -66,6 +73,13 @@ public:
   /// The communicator of the group of axes bitmask `mask` (1 to
   /// 2^axes - 1), ranked like weft_rt_comm::groups[mask].
   ncclComm_t group(size_t mask) const { return groups[mask]; }
+  /// The broadcast groups' world ranks (as the MPI communicator's, from
+  /// weft_rt_comm_create_broadcast_groups) and, for those this rank belongs
+  /// to, their communicators ranked in that order (null elsewhere).
+  const std::vector<std::vector<int32_t>> &broadcastGroups() const {
+    return broadcastSets;
+  }
+  ncclComm_t broadcastComm(size_t group) const { return broadcastComms[group]; }
   /// Marks the communicators as broken after an NCCL failure: the
   /// destructor then aborts them instead of waiting for peers.
   void markBroken() { broken = true; }
@@ -77,6 +91,10 @@ public:
 
 private:
   NcclMesh() = default;
+  /// Splits one communicator per broadcast group of `mpiComm` from the
+  /// world's, in order; collective over the world.
+  weft_rt_status splitBroadcastGroups(weft_rt_context *ctx,
+                                      const weft_rt_comm &mpiComm);
 
   std::vector<int64_t> meshDims, meshCoords;
   int worldRank = 0;
@@ -89,11 +107,19 @@ private:
   bool ownsMeshComm = false;
   /// groups[0] is unused (null).
   std::vector<ncclComm_t> groups;
+  std::vector<std::vector<int32_t>> broadcastSets;
+  std::vector<ncclComm_t> broadcastComms;
   bool broken = false;
   /// Polled by the context's failure detector while the mesh lives.
   weft_rt_context *healthContext = nullptr;
   std::unique_ptr<NcclWatchdog> watchdog;
 };
+
+/// Runs a parsed BROADCAST on `nccl`, on the state's stream
+/// (NcclBroadcast.cpp).
+weft_rt_status runBroadcastOnNccl(weft_rt_context *ctx, DeviceState &state,
+                                  NcclMesh &nccl, const Collective &c,
+                                  const void *in, void *out);
 
 } // namespace weft::rt::cuda
 

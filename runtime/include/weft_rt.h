@@ -155,6 +155,14 @@ typedef struct weft_rt_byte_buffer {
 ///   collector <world rank>               (optional: the rank whose outputs
 ///                                        are the model's, < world size;
 ///                                        absent = rank 0)
+///   broadcast-group <r0> <r1> ...        (optional, repeated: the k-th
+///                                        record is broadcast group k, the
+///                                        world ranks of a set of at least
+///                                        two, increasing, < world size;
+///                                        every program of a job lists the
+///                                        same groups; the driver creates
+///                                        them once at start-up, see
+///                                        weft_rt_comm_create_broadcast_groups)
 ///   target cuda <sm_XX> ...              (optional: a GPU program built for
 ///                                        these architectures, run by the
 ///                                        CUDA backend; absent = cpu)
@@ -311,6 +319,24 @@ weft_rt_status weft_rt_comm_create_mpi_pipeline(weft_rt_context *ctx,
                                                 const int32_t *mesh_world_ranks,
                                                 int32_t world_size,
                                                 weft_rt_comm **out_comm);
+/// Creates the sub-communicators that BROADCAST calls run over (see
+/// weft_rt_collective): group k is the world ranks
+/// group_ranks[offset_k .. offset_k + group_sizes[k]) with offset_k the sum
+/// of the sizes before it; each group has at least two ranks, increasing,
+/// below the world's size, and a group's communicator ranks its members in
+/// that order. At most 1024 groups, created once per communicator.
+/// Collective over the world: every rank calls it with the same list (the
+/// ranks compare what each passed first, so that a mismatch or a bad
+/// argument fails on every rank, naming a rank, instead of hanging); then
+/// each group's members create its communicator (MPI_Comm_create_group,
+/// groups in order, so that creations of overlapping groups cannot wait on
+/// each other), and non-members skip it. A program whose signature lists
+/// broadcast groups needs them: the driver calls this after creating the
+/// communicator. The CUDA backend splits its NCCL communicators of the
+/// same groups from these lists. Failures are described in ctx.
+weft_rt_status weft_rt_comm_create_broadcast_groups(
+    weft_rt_context *ctx, weft_rt_comm *comm, int32_t num_groups,
+    const int32_t *group_sizes, const int32_t *group_ranks);
 /// Cancels the receives still posted into RECV staging buffers, frees the
 /// communicators (NULL is allowed); finalizes MPI when this is the last
 /// communicator alive and weft_rt_comm_create_mpi(_pipeline) initialized
@@ -344,6 +370,7 @@ enum {
   WEFT_RT_LOCAL_SLICE = 4,
   WEFT_RT_SEND = 5,
   WEFT_RT_RECV = 6,
+  WEFT_RT_BROADCAST = 7,
 };
 
 /// A collective over the group of devices that share every mesh coordinate
@@ -396,6 +423,37 @@ enum {
 ///   and tag, and must neither be written nor freed until
 ///   weft_rt_comm_destroy (which cancels what is still posted). A NULL in,
 ///   or in == out, receives directly. The NCCL backend ignores in.
+///   BROADCAST:          group, tag, rows, row_elements, chunks, N,
+///                       ranks[N]
+///                       the buffer of rows x row_elements elements goes
+///                       from world rank ranks[0] (the root; in: what it
+///                       sends, out is ignored) to ranks[1 .. N-1] (out:
+///                       where each receives it; in is ignored) as a
+///                       pipelined chain in that order: the buffer is cut
+///                       into `chunks` chunks of whole rows (the first
+///                       rows % chunks chunks one row longer), rank
+///                       ranks[i] receives each chunk from ranks[i-1] and
+///                       forwards it to ranks[i+1] as soon as it has it,
+///                       so that it receives chunk c + 1 while it sends
+///                       chunk c (MPI_Isend and MPI_Irecv; a chunk of more
+///                       than 2^30 bytes goes in pieces). Every rank of
+///                       the chain calls it with the same block; the call
+///                       returns on each rank once its own part is done
+///                       (the root: its sends; a relay: its receives and
+///                       forwards; the last: its receives). group >= 0
+///                       runs it over broadcast group `group`
+///                       (weft_rt_comm_create_broadcast_groups), whose
+///                       ranks must be exactly those of the chain; -1 runs
+///                       the same chain over the world, tagged with tag
+///                       (0 <= tag < 2^20, within MPI_TAG_UB), as a job
+///                       beyond its cap of groups does. 2 <= N <= world
+///                       size, distinct world ranks, this rank among them;
+///                       1 <= chunks <= max(rows, 1); A must be 0. A
+///                       receiver whose sender's chunk has another size
+///                       fails, naming both sizes. The NCCL backend runs
+///                       ncclBroadcast over the group's NCCL communicator
+///                       (NCCL's ring and chunks), and the chain, one
+///                       ncclGroupStart/End per step, over the world's.
 /// Sizes may be uneven and may be 0. P must equal the group size; A=0 is a
 /// group of one (a copy or a plain slice). With no communicator attached
 /// only groups of one device work (every axis counts as size 1; P > 1

@@ -136,3 +136,46 @@ func.func @bad_peer() -> tensor<4xf32> {
   %y = weft.recv from -2 tag 0 : tensor<4xf32>
   return %y : tensor<4xf32>
 }
+
+// -----
+
+// Tests that a broadcast's chain has two distinct ranks at least.
+func.func @short_chain(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'weft.broadcast_send' op has a chain of 1 ranks; a broadcast needs at least two}}
+  weft.broadcast_send %x along [0] chunks 1 group 0 tag 0 : tensor<4xf32>
+  return
+}
+
+// -----
+
+func.func @repeated_rank() -> tensor<4xf32> {
+  // expected-error @+1 {{'weft.broadcast_recv' op chain lists rank 2 twice}}
+  %y = weft.broadcast_recv along [2, 1, 2] chunks 1 group 0 tag 0 : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+// Tests that chunks are whole rows: 3 rows of 5 (the dimension of 1 before
+// them is not cut) cut into 4 chunks is refused.
+func.func @too_many_chunks(%x: tensor<1x3x5xf32>) {
+  // expected-error @+1 {{'weft.broadcast_send' op cuts 'tensor<1x3x5xf32>' (3 rows) into 4 chunks; from 1 to max(rows, 1)}}
+  weft.broadcast_send %x along [0, 1] chunks 4 group 0 tag 0 : tensor<1x3x5xf32>
+  return
+}
+
+// -----
+
+func.func @bad_group() -> tensor<4xf32> {
+  // expected-error @+1 {{'weft.broadcast_recv' op group -2 is neither a broadcast group nor -1 (the world)}}
+  %y = weft.broadcast_recv along [0, 1] chunks 1 group -2 tag 0 : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @broadcast_tag(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'weft.broadcast_send' op tag 1048576 is outside [0, 1048575]}}
+  weft.broadcast_send %x along [0, 1] chunks 1 group 0 tag 1048576 : tensor<4xf32>
+  return
+}

@@ -42,6 +42,17 @@ func.func @partial_source(%x: tensor<6x4xf32>) -> tensor<6x4xf32> {
   return %b : tensor<6x4xf32>
 }
 
+// Tests that both ends of a broadcast call round-trip: the root sends its
+// tensor, a relay or the last rank receives it.
+// CHECK-LABEL: func.func @broadcast
+func.func @broadcast(%x: tensor<8x16xf32>) -> tensor<8x16xf32> {
+  // CHECK: weft.broadcast_send %{{.*}} along [0, 3, 4] chunks 4 group 0 tag 12 : tensor<8x16xf32>
+  weft.broadcast_send %x along [0, 3, 4] chunks 4 group 0 tag 12 : tensor<8x16xf32>
+  // CHECK: %{{.*}} = weft.broadcast_recv along [2, 1] chunks 1 group -1 tag 13 : tensor<8x16xf32>
+  %y = weft.broadcast_recv along [2, 1] chunks 1 group -1 tag 13 : tensor<8x16xf32>
+  return %y : tensor<8x16xf32>
+}
+
 // CHECK-LABEL: func.func @point_to_point
 func.func @point_to_point(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   // CHECK: weft.send %{{.*}} to 3 tag 7 : tensor<2x2xf32>

@@ -8,7 +8,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "weft/Plan/Reshard.h"
+#include "ReshardTestSupport.h"
 
 #include <gtest/gtest.h>
 
@@ -17,69 +17,9 @@
 #include <random>
 
 using namespace weft::plan;
+using namespace weft::plan::testing;
 
 namespace {
-
-/// `nodes` nodes of `perNode` devices; `rails` NICs per node (devices
-/// round-robin over them), each of `railBandwidth`.
-Cluster makeCluster(int nodes, int perNode, int rails = 0,
-                    double railBandwidth = 10e9) {
-  Cluster cluster;
-  cluster.name = "test";
-  DeviceKind kind;
-  kind.name = "gpu";
-  kind.backend = "cuda";
-  kind.flopPerS[DType::F32] = 1e13;
-  kind.memoryBytes = 16e9;
-  kind.memoryBandwidthBytesPerS = 1e12;
-  cluster.kinds.push_back(kind);
-  for (int n = 0; n < nodes; ++n) {
-    Node node;
-    node.name = "n" + std::to_string(n);
-    for (int r = 0; r < rails; ++r)
-      node.rails.push_back(Rail{railBandwidth});
-    cluster.nodes.push_back(node);
-    for (int i = 0; i < perNode; ++i) {
-      Device device;
-      device.name = "d" + std::to_string(cluster.devices.size());
-      device.node = n;
-      device.rail = rails > 0 ? i % rails : -1;
-      cluster.devices.push_back(device);
-    }
-  }
-  cluster.intraNode = Link{100e9, 2e-6};
-  cluster.interNode = Link{25e9, 10e-6};
-  return cluster;
-}
-
-Mesh makeMesh(std::vector<int64_t> shape, std::vector<int> devices) {
-  Mesh mesh;
-  mesh.name = "m";
-  mesh.shape = std::move(shape);
-  mesh.devices = std::move(devices);
-  return mesh;
-}
-
-ReshardSide side(std::vector<int64_t> shape, std::vector<int> devices,
-                 std::vector<AxisList> dims, AxisList partial = {}) {
-  ReshardSide s;
-  s.mesh = makeMesh(std::move(shape), std::move(devices));
-  s.sharding.dims = std::move(dims);
-  s.sharding.partial = std::move(partial);
-  return s;
-}
-
-ReshardPlan mustPlan(const Cluster &cluster, const ReshardProblem &problem,
-                     ReshardMethod method,
-                     const ReshardOptions &options = {}) {
-  llvm::Expected<ReshardPlan> plan =
-      planResharding(cluster, problem, method, options);
-  if (!plan) {
-    ADD_FAILURE() << llvm::toString(plan.takeError());
-    return ReshardPlan();
-  }
-  return std::move(*plan);
-}
 
 //===----------------------------------------------------------------------===//
 // Formulas, by hand
@@ -195,10 +135,11 @@ TEST(ReshardCost, LocalAllGatherByHand) {
   EXPECT_NEAR(plan.predictedSeconds, 2 * half + swap, 1e-12);
 }
 
-// Tests the device model of Weft's runtime (one message at a time per
-// device): a chain's relay receives a tile, then forwards it, so the two
-// hops of an unchunked 1 MB chain inside one node follow each other, and a
-// second tile's first hop waits for the relay's forward.
+// Tests the device model of blocking messages, one at a time per device,
+// with no broadcast calls: a chain's relay receives a tile, then forwards
+// it, so the two hops of an unchunked 1 MB chain inside one node follow
+// each other, and a second tile's first hop waits for the relay's forward.
+// (ReshardBroadcastTest.cpp has the calls pipelines use.)
 TEST(ReshardCost, OneMessageAtATime) {
   Cluster cluster = makeCluster(1, 4);
   ReshardProblem problem;
@@ -207,7 +148,7 @@ TEST(ReshardCost, OneMessageAtATime) {
   problem.destination = side({2}, {1, 2}, {{}, {}});
   ReshardOptions blocking;
   blocking.fullDuplex = false;
-  blocking.maxChunks = 1;
+  blocking.broadcastCalls = false;
   ReshardPlan plan =
       mustPlan(cluster, problem, ReshardMethod::Broadcast, blocking);
   EXPECT_FALSE(plan.fullDuplex);
@@ -225,6 +166,7 @@ TEST(ReshardCost, OneMessageAtATime) {
   rows.source = side({2}, {0, 3}, {{0}, {}});
   ReshardOptions duplex;
   duplex.maxChunks = 1;
+  duplex.broadcastCalls = false;
   double half = 2e-6 + 0.5e6 / 100e9;
   ReshardPlan chainsDuplex =
       mustPlan(cluster, rows, ReshardMethod::Broadcast, duplex);
@@ -480,13 +422,15 @@ void checkDelivery(const RandomCase &c, const ReshardPlan &plan) {
 
 // Tests every method on 150 random problems (1 to 3 nodes, 0 to 2 rails,
 // disjoint or overlapping meshes, uneven blocks, partial sources), in both
-// device models: exact delivery, the bound, and the order of the methods.
+// device models (one message at a time with and without broadcast calls):
+// exact delivery, the bound, and the order of the methods.
 TEST(ReshardRandom, DeliveryBoundAndOrder) {
   int checked = 0;
   for (unsigned seed = 1; seed <= 300; ++seed) {
     RandomCase c = randomCase((seed + 1) / 2);
     ReshardOptions options;
     options.fullDuplex = seed % 2 == 1;
+    options.broadcastCalls = seed % 4 != 0;
     std::map<ReshardMethod, double> seconds;
     for (ReshardMethod method :
          {ReshardMethod::SendRecv, ReshardMethod::SendRecvAllGather,

@@ -156,6 +156,31 @@ TEST(SimulatorTest, AllReduceOnOneNodeIsTheRingFormula) {
   EXPECT_EQ(r.timeline.tracks[0].events[2].category, "collective");
 }
 
+TEST(SimulatorTest, ChainBroadcastIsTheChainFormula) {
+  // A broadcast call 0 -> 1 -> 2 of 4 MB in 4 chunks on one node (2 us,
+  // 100 GB/s): 2 hops, then 3 more chunks, (2 + 4 - 1) x (2 us + 10 us) =
+  // 60 us, the resharding planner's chainSeconds, from when the last
+  // device arrives (1 ms).
+  Cluster cluster = makeCluster(1, 3, {100e9, 2e-6}, {});
+  SimProgram program;
+  program.devices.resize(3);
+  for (int d = 0; d < 3; ++d) {
+    if (d == 1)
+      program.devices[d].push_back(SimOp::compute(1e-3));
+    program.devices[d].push_back(SimOp::broadcast({0, 1, 2}, 4e6, 4, 3));
+  }
+  SimResult r = run(cluster, program);
+  EXPECT_NEAR(r.makespanSeconds, 1e-3 + 60e-6, 1e-15);
+  std::vector<GroupLink> hops(2, messageLink(cluster, 0, 1));
+  EXPECT_NEAR(r.makespanSeconds - 1e-3, chainSeconds(hops, 4e6, 4), 1e-15);
+  for (int d = 0; d < 3; ++d)
+    expectEvent(r.timeline.tracks[d], TimelineKind::Communication, 1e-3,
+                1e-3 + 60e-6);
+  EXPECT_NE(r.timeline.tracks[0].events.back().name.find("broadcast"),
+            std::string::npos)
+      << r.timeline.tracks[0].events.back().name;
+}
+
 TEST(SimulatorTest, AllReducesAcrossNodesShareTheRail) {
   // Two nodes of two devices, one 1 GB/s NIC per node, inter-node 1 GB/s
   // and 10 us. One all-reduce of 1 MB between d0 and d2 alone: 2 alpha +

@@ -5,15 +5,17 @@
 // ALL_GATHER and LOCAL_SLICE as [outer, dim, inner] with the dimension's
 // blocks (blockSizes) in group-rank order; ALL_TO_ALL as [outer, first,
 // mid, second, inner]. SEND and RECV carry message i of the plan with tag
-// i between world ranks. Each block a collective makes is compared with
-// the block of the sharding it should give: a difference is an internal
-// error (a plan the runtime's collectives cannot carry out), not a wrong
-// value found later.
+// i between world ranks; a broadcast call is one BROADCAST tagged with its
+// first message's index, over its group or the world. Each block a collective
+// makes is compared with the block of the sharding it should give: a difference
+// is an internal error (a plan the runtime's collectives cannot carry out), not
+// a wrong value found later.
 //
 //===----------------------------------------------------------------------===//
 
 #include "RankTransfer.h"
 
+#include "weft/Plan/ReshardText.h"
 #include "weft/Plan/Sharding.h"
 
 #include "llvm/ADT/STLExtras.h"
@@ -366,9 +368,82 @@ static Error transfer(const RankSetup &setup, int64_t kind, int peer,
                    status == WEFT_RT_COMM_ERROR ? 4 : 70);
 }
 
+/// How a broadcast call cuts `box` into chunks (weft_rt.h): {rows, elements
+/// per row}, the rows being its outermost dimension longer than one, as the
+/// planner cuts a chain's chunks.
+static std::pair<int64_t, int64_t> broadcastRows(const Box &box) {
+  if (box.elements() == 0)
+    return {0, 1};
+  for (size_t d = 0; d < box.sizes.size(); ++d)
+    if (box.sizes[d] >= 2) {
+      int64_t inner = 1;
+      for (size_t k = d + 1; k < box.sizes.size(); ++k)
+        inner *= box.sizes[k];
+      return {box.sizes[d], inner};
+    }
+  return {1, 1};
+}
+
+/// This rank's part of broadcast call `index` of `plan` (its first message
+/// has index `first`, its tag): the root sends the tile from its source
+/// block, the others receive it (and relays forward it, inside the call)
+/// and copy what their destination block needs.
+static Error runCall(const RankSetup &setup, const ReshardPlan &plan,
+                     size_t index, size_t first, int64_t group,
+                     const std::optional<Block> &source,
+                     std::optional<Block> &destination,
+                     TransferCounts &counts) {
+  const ReshardTransfer &call = plan.transfers[index];
+  std::vector<int> devices = broadcastChain(call);
+  auto at = llvm::find(devices, setup.device);
+  if (at == devices.end())
+    return Error::success();
+  std::vector<int64_t> params = {WEFT_RT_BROADCAST, setup.runtimeDType, 0,
+                                 group, static_cast<int64_t>(first)};
+  const Box &tile = plan.tiles[call.tile].box;
+  auto [rows, rowElements] = broadcastRows(tile);
+  params.insert(params.end(), {rows, rowElements, call.chunks,
+                               static_cast<int64_t>(devices.size())});
+  for (int device : devices) {
+    int rank = setup.worldRankOf(device);
+    if (rank < 0)
+      return internal("broadcast " + Twine(index) +
+                      " involves a device outside the two meshes");
+    params.push_back(rank);
+  }
+  std::string what = "broadcast call " + std::to_string(index) + " (" +
+                     tile.str() + " along devices " +
+                     formatDeviceList(devices) + ")";
+  Block buffer = Block::zeros(tile, setup.request->problem.elementBytes);
+  bool root = at == devices.begin();
+  if (root) {
+    if (!source || !source->box.contains(tile))
+      return internal(what + ": the root does not hold the tile");
+    copyBox(*source, buffer, tile);
+  }
+  weft_rt_status status = weft_rt_collective(
+      setup.ctx, params.data(), buffer.data.data(), buffer.data.data());
+  if (status != WEFT_RT_OK)
+    return rankError(what + ": " + weft_rt_context_error(setup.ctx),
+                     status == WEFT_RT_COMM_ERROR ? 4 : 70);
+  // What the call moved on this rank: every rank but the last sends the
+  // tile on, every rank but the root receives it.
+  if (at + 1 != devices.end())
+    counts.bytesSent += buffer.bytes();
+  if (root)
+    return Error::success();
+  counts.bytesReceived += buffer.bytes();
+  if (destination)
+    if (std::optional<Box> common = intersect(buffer.box, destination->box))
+      copyBox(buffer, *destination, *common);
+  return Error::success();
+}
+
 /// The plan's messages in order: this rank sends those from its device and
-/// receives those to it, keeping what a later message forwards.
+/// receives those to it, keeping what a later message forwards; a
+/// broadcast call's messages run as one call, at its first.
 static Error runMessages(const RankSetup &setup, const ReshardPlan &plan,
+                         ArrayRef<int64_t> groupOf,
                          const std::optional<Block> &source,
                          std::optional<Block> &destination,
                          TransferCounts &counts) {
@@ -380,6 +455,15 @@ static Error runMessages(const RankSetup &setup, const ReshardPlan &plan,
   int64_t elementBytes = setup.request->problem.elementBytes;
   for (size_t i = 0; i < plan.messages.size(); ++i) {
     const ReshardMessage &message = plan.messages[i];
+    if (plan.transfers[message.transfer].broadcastCall) {
+      if (i > 0 && plan.messages[i - 1].transfer == message.transfer)
+        continue;
+      if (Error error =
+              runCall(setup, plan, message.transfer, i,
+                      groupOf[message.transfer], source, destination, counts))
+        return error;
+      continue;
+    }
     if (message.from != setup.device && message.to != setup.device)
       continue;
     std::string what = "message " + std::to_string(i) + " (" +
@@ -431,10 +515,9 @@ static Error runMessages(const RankSetup &setup, const ReshardPlan &plan,
   return Error::success();
 }
 
-Expected<std::optional<Block>>
-weft::reshard::executePlan(const RankSetup &setup, const ReshardPlan &plan,
-                           std::optional<Block> source,
-                           TransferCounts &counts) {
+Expected<std::optional<Block>> weft::reshard::executePlan(
+    const RankSetup &setup, const ReshardPlan &plan, ArrayRef<int64_t> groupOf,
+    std::optional<Block> source, TransferCounts &counts) {
   const ReshardProblem &problem = setup.request->problem;
   MeshCollectives mesh(setup);
   if (plan.inMesh) {
@@ -471,7 +554,8 @@ weft::reshard::executePlan(const RankSetup &setup, const ReshardPlan &plan,
   if (source && destination)
     if (std::optional<Box> common = intersect(source->box, destination->box))
       copyBox(*source, *destination, *common);
-  if (Error error = runMessages(setup, plan, source, destination, counts))
+  if (Error error =
+          runMessages(setup, plan, groupOf, source, destination, counts))
     return std::move(error);
   return destination;
 }

@@ -3,8 +3,9 @@
 // What weft-reshard-rank does between its barriers, through the runtime's
 // C ABI (weft_rt_collective): the source mesh's reduction of a pending
 // partial sum, the in-mesh collectives of a plan whose two sides are one
-// mesh, or the plan's point-to-point messages in plan order, and the copy
-// of what a device in both meshes keeps. Every block it makes is checked
+// mesh, or the plan's point-to-point messages in plan order (a broadcast
+// call as one runtime broadcast), and the copy of what a device in both
+// meshes keeps. Every block it makes is checked
 // against the block the sharding says (localOffsets, localShape).
 //
 //===----------------------------------------------------------------------===//
@@ -76,11 +77,13 @@ struct TransferCounts {
 
 /// Carries out this rank's part of `plan` from `source` (consumed) and
 /// returns its destination block (nullopt when the device is not in the
-/// destination), with every element it wrote marked. Errors are RankError.
-llvm::Expected<std::optional<Block>> executePlan(const RankSetup &setup,
-                                                 const plan::ReshardPlan &plan,
-                                                 std::optional<Block> source,
-                                                 TransferCounts &counts);
+/// destination), with every element it wrote marked. `groupOf` gives per
+/// transfer the broadcast group a call runs over (-1: the world).
+/// Errors are RankError.
+llvm::Expected<std::optional<Block>>
+executePlan(const RankSetup &setup, const plan::ReshardPlan &plan,
+            llvm::ArrayRef<int64_t> groupOf, std::optional<Block> source,
+            TransferCounts &counts);
 
 } // namespace weft::reshard
 

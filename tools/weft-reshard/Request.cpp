@@ -107,6 +107,14 @@ Expected<PlanRequest> weft::reshard::buildPlanRequest(const Flags &flags,
   }
   request.problem.elementBytes = dtypeBytes(request.dtype);
 
+  if (flags.values.count("--max-broadcast-groups")) {
+    StringRef value = flags.value("--max-broadcast-groups");
+    if (value.getAsInteger(10, request.maxBroadcastGroups) ||
+        request.maxBroadcastGroups < 0 || request.maxBroadcastGroups > 1024)
+      return failure("--max-broadcast-groups must be from 0 to 1024, not '" +
+                     value + "'");
+  }
+
   StringRef method =
       flags.values.count("--method") ? flags.value("--method") : defaultMethod;
   if (method == "all") {
@@ -156,6 +164,21 @@ weft::reshard::planAll(const PlanRequest &request) {
     plans.push_back(std::move(*plan));
   }
   return plans;
+}
+
+PlanGroups weft::reshard::assignBroadcastGroups(ArrayRef<ReshardPlan> plans,
+                                                int64_t cap) {
+  BroadcastGroups groups(cap);
+  PlanGroups out;
+  for (const ReshardPlan &plan : plans) {
+    std::vector<int64_t> &ofPlan = out.groupOf.emplace_back();
+    for (const ReshardTransfer &transfer : plan.transfers) {
+      std::vector<int> chain = broadcastChain(transfer);
+      ofPlan.push_back(chain.empty() ? -1 : groups.groupOf(chain));
+    }
+  }
+  out.sets = groups.sets();
+  return out;
 }
 
 int64_t weft::reshard::tensorBytes(const ReshardProblem &problem) {
@@ -267,6 +290,11 @@ void weft::reshard::printSummary(raw_ostream &os, const ReshardPlan &plan) {
     }
     os << "\n";
   }
+  int64_t calls = llvm::count_if(
+      plan.transfers, [](const ReshardTransfer &t) { return t.broadcastCall; });
+  if (calls)
+    os << "  broadcast calls: " << calls
+       << " (each chain runs as one runtime call, chunked)\n";
   if (!plan.note.empty())
     os << "  note: " << plan.note << "\n";
 }

@@ -64,11 +64,27 @@ struct PlanRequest {
   plan::ReshardProblem problem;
   plan::DType dtype = plan::DType::F32;
   std::vector<plan::ReshardMethod> methods;
+  /// --max-broadcast-groups: the most sub-communicators a run creates for
+  /// its broadcast calls (0 to 1024; default 16).
+  int64_t maxBroadcastGroups = 16;
 };
 
+/// The broadcast groups of the plans' calls, as a run creates them once at
+/// start-up: in plan, then transfer order, deduplicated by device set,
+/// capped at `cap` (plan::BroadcastGroups).
+struct PlanGroups {
+  /// Each group's cluster devices, increasing.
+  std::vector<std::vector<int>> sets;
+  /// Per plan, per transfer: its group; -1 for a call over the world
+  /// (beyond the cap) or a transfer that is no call.
+  std::vector<std::vector<int64_t>> groupOf;
+};
+PlanGroups assignBroadcastGroups(llvm::ArrayRef<plan::ReshardPlan> plans,
+                                 int64_t cap);
+
 /// Builds the request from --cluster, --from, --to, --shape (required),
-/// --dtype and --method (`defaultMethod` when absent: a method's name or
-/// "all"). Errors name the flag and the value.
+/// --dtype, --max-broadcast-groups and --method (`defaultMethod` when absent: a
+/// method's name or "all"). Errors name the flag and the value.
 llvm::Expected<PlanRequest> buildPlanRequest(const Flags &flags,
                                              llvm::StringRef subcommand,
                                              llvm::StringRef defaultMethod);

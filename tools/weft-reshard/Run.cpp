@@ -166,7 +166,7 @@ static std::optional<std::string> checkRunnable(const PlanRequest &request,
 int weft::reshard::runRun(ArrayRef<StringRef> args) {
   FlagSpec spec{"run",
                 {"--cluster", "--from", "--to", "--shape", "--dtype",
-                 "--method", "--timeout"},
+                 "--method", "--timeout", "--max-broadcast-groups"},
                 {},
                 {"--inject-error"}};
   Expected<Flags> flags = parseFlags(args, spec);
@@ -219,6 +219,15 @@ int weft::reshard::runRun(ArrayRef<StringRef> args) {
   printSummaryHeader(os);
   for (const ReshardPlan &plan : *plans)
     printSummary(os, plan);
+  PlanGroups groups =
+      assignBroadcastGroups(*plans, request->maxBroadcastGroups);
+  if (!groups.sets.empty()) {
+    os << "broadcast groups, created once at start-up (at most "
+       << request->maxBroadcastGroups << "):";
+    for (auto [g, set] : llvm::enumerate(groups.sets))
+      os << (g ? ", " : " ") << g << " {" << formatDeviceList(set) << "}";
+    os << "\n";
+  }
   os.flush();
 
   // Every rank plans from the same flags; a spec file by its full path.
@@ -242,6 +251,8 @@ int weft::reshard::runRun(ArrayRef<StringRef> args) {
       "--method",
       flags->values.count("--method") ? flags->value("--method").str()
                                       : std::string("balanced")};
+  rankArgs.push_back("--max-broadcast-groups");
+  rankArgs.push_back(std::to_string(request->maxBroadcastGroups));
   if (flags->has("--inject-error"))
     rankArgs.push_back("--inject-error");
   weft::run::MpiJob job;

@@ -1,13 +1,15 @@
 //===- weft-reshard-rank.cpp - One MPI rank of weft-reshard run -----------===//
 //
 // weft-reshard-rank --cluster SPEC --from SIDE --to SIDE --shape SHAPE
-//                   --dtype DTYPE --method METHOD [--inject-error]
+//                   --dtype DTYPE --method METHOD
+//                   [--max-broadcast-groups N] [--inject-error]
 //
 // What `weft-reshard run` starts under mpirun, one process per device of
 // either side: world rank i runs the i-th smallest cluster device. Every
 // rank plans the resharding itself from the same flags (the planner is
 // deterministic), creates its communicator (the source mesh for its
-// members, a mesh of its own for the others), then for each method: fills
+// members, a mesh of its own for the others) and the broadcast groups of
+// every method's calls, once, then for each method: fills
 // its source block, carries out its part of the plan (RankTransfer.cpp),
 // checks its destination block bit for bit and counts its bytes. World
 // rank 0 gathers every rank's counts and prints them in rank order, then
@@ -214,15 +216,36 @@ static weft_rt_comm *createComm(const Process &process,
   return comm;
 }
 
+/// Creates the broadcast groups of every plan's calls once, as a
+/// pipeline's driver does at start-up, in world ranks.
+static void createBroadcastGroups(const Process &process,
+                                  const RankSetup &setup, weft_rt_comm *comm,
+                                  const PlanGroups &groups) {
+  std::vector<int32_t> sizes, ranks;
+  for (const std::vector<int> &set : groups.sets) {
+    sizes.push_back(static_cast<int32_t>(set.size()));
+    for (int device : set)
+      ranks.push_back(setup.worldRankOf(device));
+  }
+  weft_rt_status status = weft_rt_comm_create_broadcast_groups(
+      setup.ctx, comm, static_cast<int32_t>(sizes.size()), sizes.data(),
+      ranks.data());
+  if (status != WEFT_RT_OK)
+    process.abort(Twine("cannot create the broadcast groups: ") +
+                      weft_rt_context_error(setup.ctx),
+                  status == WEFT_RT_COMM_ERROR ? 4 : 70);
+}
+
 /// Runs one plan on this rank and returns the verdict every rank shares.
 static int runOnePlan(const Process &process, const RankSetup &setup,
-                      const ReshardPlan &plan, bool injectError) {
+                      const ReshardPlan &plan, ArrayRef<int64_t> groupOf,
+                      bool injectError) {
   std::optional<Block> source = makeSourceBlock(setup);
   TransferCounts counts;
   MPI_Barrier(MPI_COMM_WORLD);
   auto start = std::chrono::steady_clock::now();
   Expected<std::optional<Block>> destination =
-      executePlan(setup, plan, std::move(source), counts);
+      executePlan(setup, plan, groupOf, std::move(source), counts);
   auto end = std::chrono::steady_clock::now();
   if (!destination) {
     int code = 70;
@@ -268,11 +291,11 @@ static int runRank(const Process &process, ArrayRef<StringRef> args) {
       process.error() << message << "\n";
     return 1;
   };
-  FlagSpec spec{
-      "weft-reshard-rank",
-      {"--cluster", "--from", "--to", "--shape", "--dtype", "--method"},
-      {"--inject-error"},
-      {}};
+  FlagSpec spec{"weft-reshard-rank",
+                {"--cluster", "--from", "--to", "--shape", "--dtype",
+                 "--method", "--max-broadcast-groups"},
+                {"--inject-error"},
+                {}};
   Expected<Flags> flags = parseFlags(args, spec);
   if (!flags)
     return fail(toString(flags.takeError()));
@@ -318,12 +341,16 @@ static int runRank(const Process &process, ArrayRef<StringRef> args) {
   weft_rt_context_set_num_threads(ctx, 1);
   setup.ctx = ctx;
   weft_rt_comm *comm = createComm(process, setup);
+  PlanGroups groups =
+      assignBroadcastGroups(*plans, request->maxBroadcastGroups);
+  createBroadcastGroups(process, setup, comm, groups);
   weft_rt_context_set_comm(ctx, comm);
 
   int verdict = 0;
-  for (const ReshardPlan &plan : *plans)
-    verdict = std::max(verdict, runOnePlan(process, setup, plan,
-                                           flags->has("--inject-error")));
+  for (auto [i, plan] : llvm::enumerate(*plans))
+    verdict =
+        std::max(verdict, runOnePlan(process, setup, plan, groups.groupOf[i],
+                                     flags->has("--inject-error")));
   if (process.rank == 0)
     outs() << "\nnote: transfer = a rank's wall time from a barrier to the "
               "end of its reduction, collectives and messages; "

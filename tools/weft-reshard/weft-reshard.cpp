@@ -48,9 +48,10 @@ static void printHelp() {
 
 Plans how a tensor moves from one mesh of a cluster's devices and sharding
 to another (disjoint, overlapping or the same devices), as the ordered
-point-to-point messages the runtime would send, and predicts their time
-against the physical lower bound. docs/Resharding.md explains the methods
-and the cost model.
+point-to-point messages the runtime would send (a broadcast chain as one
+runtime call that sends them), and predicts their time against the
+physical lower bound. docs/Resharding.md explains the methods and the cost
+model.
 
 Subcommands:
   plan      print the plan of one method, or compare all four
@@ -59,6 +60,7 @@ Subcommands:
 
 weft-reshard plan --cluster SPEC --from SIDE --to SIDE --shape SHAPE
                   [--dtype DTYPE] [--method METHOD] [--json]
+                  [--max-broadcast-groups N]
   --cluster SPEC   a preset (cpu:N, dgx-h100x8, dgx-h100x8:K, p3.16xlarge:K,
                    p3.8xlarge:K, hetero-a100-v100) or a cluster spec file
                    (docs/ClusterSpec.md)
@@ -69,6 +71,11 @@ weft-reshard plan --cluster SPEC --from SIDE --to SIDE --shape SHAPE
   --method METHOD  send-recv, send-recv-allgather, broadcast, balanced, or
                    all (default: one summary line per method)
   --json           one JSON object ({"plans": [...]} for all methods)
+  --max-broadcast-groups N
+                   the most sub-communicators (broadcast groups, one per
+                   device set) a run creates for its broadcast calls, 0 to
+                   1024 (default 16); calls over other sets run over the
+                   world
 
 A side is MESH@DEVICES:SHARDING[+p[AXES]]:
   2x4@0-7:[[0],[],[]]      a 2x4 mesh on cluster devices 0..7 (row-major);
@@ -90,21 +97,27 @@ Examples:
       --to '8@8-15:[[]]' --shape 65536 --dtype f16 --method broadcast --json
 
 With one method, plan prints its transfers (kind, tile, source,
-destinations, bytes, predicted start and end) and each device's bytes sent
-and received. In JSON, "source" and "depends_on" are null where there is
-none (an all-gather's slices have their own senders; a message whose sender
-holds its box from the start).
+destinations, bytes, predicted start and end, and for a broadcast call its
+group or "world") and each device's bytes sent and received; then the
+broadcast groups. In JSON, "source" and "depends_on" are null where there
+is none (an all-gather's slices have their own senders; a message whose
+sender holds its box from the start); a transfer's "broadcast_call" says
+whether it runs as one call, "group" which broadcast group (null: the world
+or no call), and "broadcast_groups" lists each group's devices.
 
 weft-reshard run --cluster SPEC --from SIDE --to SIDE --shape SHAPE
                  [--dtype DTYPE] [--method METHOD] [--timeout SECONDS]
+                 [--max-broadcast-groups N]
   Executes the plan through Weft's runtime: one MPI process (rank) per
   device of either side, world rank i running the i-th smallest device,
   launched with mpirun as weft-run launches a mesh (weft-reshard-rank,
   installed beside weft-reshard). Each source device fills its block from
   the elements' global indices (with a pending partial sum: small integers,
   so that the sum is exact) and the source mesh does the plan's reduction;
-  then every rank performs its messages in plan order (or the in-mesh
-  collectives), and every destination checks its block bit for bit and
+  then every rank performs its messages in plan order (a broadcast call
+  as one runtime broadcast over its group, created once at start-up, or
+  over the world; or the in-mesh collectives), and every destination
+  checks its block bit for bit and
   counts its bytes against the plan. Prints one line per rank (bytes sent
   and received against the plan, mismatched elements, the transfer's wall
   time), then "check passed: ..." or "check FAILED: ...".
@@ -134,13 +147,25 @@ error.
 // plan: human output
 //===----------------------------------------------------------------------===//
 
-static void printTransfers(raw_ostream &os, const ReshardPlan &plan) {
+/// "group 0", "world" (a call beyond the cap) or "-" (no call).
+static std::string callText(const ReshardTransfer &transfer, int64_t group) {
+  if (!transfer.broadcastCall)
+    return "-";
+  return group >= 0 ? "group " + std::to_string(group) : "world";
+}
+
+static void printTransfers(raw_ostream &os, const ReshardPlan &plan,
+                           ArrayRef<int64_t> groupOf) {
   if (plan.transfers.empty())
     return;
+  // The call column only where the plan has broadcast calls.
+  bool calls = llvm::any_of(
+      plan.transfers, [](const ReshardTransfer &t) { return t.broadcastCall; });
   os << "\ntransfers:\n";
-  os << formatv("{0,5} {1,-9} {2,-32} {3,6} {4,-16} {5,10} {6,10} {7,10}\n",
-                "#", "kind", "tile", "source", "destinations", "bytes", "start",
-                "end");
+  os << formatv("{0,5} {1,-9} {2,-32} {3,6} {4,-16} {5,10} {6,10} {7,10}", "#",
+                "kind", "tile", "source", "destinations", "bytes", "start",
+                "end")
+     << (calls ? " call\n" : "\n");
   for (size_t i = 0; i < plan.transfers.size(); ++i) {
     const ReshardTransfer &transfer = plan.transfers[i];
     std::string tile =
@@ -153,12 +178,27 @@ static void printTransfers(raw_ostream &os, const ReshardPlan &plan) {
     std::string destinations = formatDeviceList(transfer.destinations);
     if (transfer.chunks > 1)
       destinations += " (" + std::to_string(transfer.chunks) + " chunks)";
-    os << formatv("{0,5} {1,-9} {2,-32} {3,6} {4,-16} {5,10} {6,10} {7,10}\n",
-                  i, transferKindName(transfer.kind), tile, source,
-                  destinations,
+    os << formatv("{0,5} {1,-9} {2,-32} {3,6} {4,-16} {5,10} {6,10} {7,10}", i,
+                  transferKindName(transfer.kind), tile, source, destinations,
                   formatBytes(static_cast<double>(transfer.bytes)),
-                  formatSeconds(transfer.start), formatSeconds(transfer.end));
+                  formatSeconds(transfer.start), formatSeconds(transfer.end))
+       << (calls ? " " + callText(transfer, groupOf[i]) + "\n" : "\n");
   }
+}
+
+/// "broadcast groups (cap 16): 0 {4,5,6}, 1 {0,1}", when there are calls.
+static void printGroups(raw_ostream &os, const PlanGroups &groups,
+                        int64_t cap) {
+  bool calls = llvm::any_of(groups.groupOf, [](ArrayRef<int64_t> plan) {
+    return llvm::any_of(plan, [](int64_t g) { return g >= 0; });
+  });
+  if (!calls && groups.sets.empty())
+    return;
+  os << "\nbroadcast groups (sub-communicators created once, at most " << cap
+     << "):";
+  for (auto [g, set] : llvm::enumerate(groups.sets))
+    os << (g ? ", " : " ") << g << " {" << formatDeviceList(set) << "}";
+  os << "\n";
 }
 
 static void printDevices(raw_ostream &os, const ReshardPlan &plan) {
@@ -194,8 +234,8 @@ static json::Value indexOrNull(int index) {
   return index;
 }
 
-static json::Value planJson(const PlanRequest &request,
-                            const ReshardPlan &plan) {
+static json::Value planJson(const PlanRequest &request, const ReshardPlan &plan,
+                            ArrayRef<int64_t> groupOf) {
   const ReshardProblem &problem = request.problem;
   std::optional<double> ratio = boundRatio(plan);
   json::Object object{
@@ -231,11 +271,16 @@ static json::Value planJson(const PlanRequest &request,
   object["in_mesh_steps"] = std::move(steps);
 
   json::Array transfers;
-  for (const ReshardTransfer &transfer : plan.transfers) {
+  for (auto [i, transfer] : llvm::enumerate(plan.transfers)) {
     json::Value tile = nullptr;
     if (transfer.tile >= 0 &&
         transfer.tile < static_cast<int>(plan.tiles.size()))
       tile = boxJson(plan.tiles[transfer.tile].box);
+    // A broadcast call runs over its group's sub-communicator, or over the
+    // world (group null) beyond the cap.
+    json::Value group = nullptr;
+    if (transfer.broadcastCall && groupOf[i] >= 0)
+      group = groupOf[i];
     transfers.push_back(
         json::Object{{"kind", transferKindName(transfer.kind)},
                      {"tile", std::move(tile)},
@@ -243,6 +288,8 @@ static json::Value planJson(const PlanRequest &request,
                      {"destinations", toJson(transfer.destinations)},
                      {"chunks", transfer.chunks},
                      {"bytes", transfer.bytes},
+                     {"broadcast_call", transfer.broadcastCall},
+                     {"group", std::move(group)},
                      {"start_seconds", transfer.start},
                      {"end_seconds", transfer.end}});
   }
@@ -272,11 +319,11 @@ static json::Value planJson(const PlanRequest &request,
 }
 
 static int runPlan(ArrayRef<StringRef> args) {
-  FlagSpec spec{
-      "plan",
-      {"--cluster", "--from", "--to", "--shape", "--dtype", "--method"},
-      {"--json"},
-      {}};
+  FlagSpec spec{"plan",
+                {"--cluster", "--from", "--to", "--shape", "--dtype",
+                 "--method", "--max-broadcast-groups"},
+                {"--json"},
+                {}};
   Expected<Flags> flags = parseFlags(args, spec);
   if (!flags)
     return fail(toString(flags.takeError()));
@@ -292,18 +339,26 @@ static int runPlan(ArrayRef<StringRef> args) {
   }
   std::vector<ReshardPlan> &plans = *planned;
   bool json = flags->has("--json");
+  PlanGroups groups = assignBroadcastGroups(plans, request->maxBroadcastGroups);
 
   raw_ostream &os = outs();
   if (json) {
+    json::Array sets;
+    for (const std::vector<int> &set : groups.sets)
+      sets.push_back(toJson(set));
     if (plans.size() == 1) {
-      os << formatv("{0:2}", planJson(*request, plans.front())) << "\n";
+      json::Value object =
+          planJson(*request, plans.front(), groups.groupOf.front());
+      (*object.getAsObject())["broadcast_groups"] = std::move(sets);
+      os << formatv("{0:2}", object) << "\n";
       return kExitSuccess;
     }
     json::Array array;
-    for (const ReshardPlan &plan : plans)
-      array.push_back(planJson(*request, plan));
-    os << formatv("{0:2}",
-                  json::Value(json::Object{{"plans", std::move(array)}}))
+    for (auto [i, plan] : llvm::enumerate(plans))
+      array.push_back(planJson(*request, plan, groups.groupOf[i]));
+    os << formatv("{0:2}", json::Value(json::Object{
+                               {"plans", std::move(array)},
+                               {"broadcast_groups", std::move(sets)}}))
        << "\n";
     return kExitSuccess;
   }
@@ -313,9 +368,10 @@ static int runPlan(ArrayRef<StringRef> args) {
   for (const ReshardPlan &plan : plans)
     printSummary(os, plan);
   if (plans.size() == 1) {
-    printTransfers(os, plans.front());
+    printTransfers(os, plans.front(), groups.groupOf.front());
     printDevices(os, plans.front());
   }
+  printGroups(os, groups, request->maxBroadcastGroups);
   return kExitSuccess;
 }
 

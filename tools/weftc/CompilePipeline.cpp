@@ -87,7 +87,7 @@ struct PipelineRanks {
 } // namespace
 
 /// The resharding planner's view of the job: the cluster, each rank's
-/// device and --reshard-method.
+/// device, --reshard-method and --max-broadcast-groups.
 static TransferNetwork networkOf(const WeftcOptions &options,
                                  const plan::Cluster &cluster,
                                  const PipelineRanks &ranks) {
@@ -95,6 +95,7 @@ static TransferNetwork networkOf(const WeftcOptions &options,
   network.cluster = &cluster;
   network.clusterDeviceOfRank = ranks.clusterDeviceOfRank;
   network.method = options.reshardMethod;
+  network.maxBroadcastGroups = options.maxBroadcastGroups;
   return network;
 }
 
@@ -245,8 +246,9 @@ static void predictPipeline(ModuleOp module, const WeftcOptions &options,
   summary.totalSeconds = 0;
   for (const StageSummary &stage : summary.stages)
     summary.totalSeconds += stage.predictedSeconds;
-  for (TransferSummary &t :
-       summarizeTransfers(module, networkOf(options, cluster, ranks))) {
+  TransferNetwork network = networkOf(options, cluster, ranks);
+  summary.broadcastGroups = jobBroadcastGroups(module, network);
+  for (TransferSummary &t : summarizeTransfers(module, network)) {
     TransferReport report;
     report.predictedSeconds = t.predictedSeconds;
     report.transfer = std::move(t);

@@ -56,6 +56,8 @@ struct WeftcOptions {
   /// --reshard-method: how a pipeline's transfers are planned.
   ::weft::plan::ReshardMethod reshardMethod =
       ::weft::plan::ReshardMethod::Balanced;
+  /// --max-broadcast-groups: the most sub-communicators of broadcasts.
+  int maxBroadcastGroups = 16;
   /// --report-memory, --report and --quiet.
   bool reportMemory = false;
   bool reportPlan = false;

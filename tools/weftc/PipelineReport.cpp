@@ -87,7 +87,25 @@ std::string mlir::weft::pipelinePlanJson(const PipelineSummary &plan) {
                 json.attribute("bytes", bytes);
               });
           });
+          // The plan's chains that run as one broadcast call each.
+          json.attributeArray("broadcasts", [&] {
+            for (const TransferSummary::Broadcast &b : t.broadcasts)
+              json.object([&] {
+                json.attribute("bytes", b.bytes);
+                json.attributeArray("chain", [&] { ints(b.chain); });
+                json.attribute("chunks", b.chunks);
+                if (b.group >= 0)
+                  json.attribute("group", b.group);
+                else
+                  json.attribute("group", nullptr);
+              });
+          });
         });
+    });
+    // The sub-communicators the programs create at start-up, by index.
+    json.attributeArray("broadcast_groups", [&] {
+      for (const std::vector<int64_t> &group : plan.broadcastGroups)
+        json.array([&] { ints(group); });
     });
     json.attributeArray("devices", [&] {
       for (auto [k, d] : llvm::enumerate(plan.devices))
@@ -155,11 +173,15 @@ void mlir::weft::printStageTable(const PipelineSummary &plan,
     const TransferSummary &t = r.transfer;
     std::string to = t.toStage < 0 ? std::string("output")
                                    : "stage " + std::to_string(t.toStage);
+    std::string calls;
+    if (!t.broadcasts.empty())
+      calls =
+          " in " + std::to_string(t.broadcasts.size()) + " broadcast call(s)";
     os << llvm::formatv("  transfer {0} -> {1}: '{2}', {3}, {4}, {5} "
-                        "message(s), {6:f3} ms (bound {7:f3} ms, send-recv "
-                        "{8:f3} ms)\n",
-                        t.fromStage, to, t.tensor, bytesText(t.bytes),
-                        t.method, t.messages, r.predictedSeconds * 1e3,
+                        "message(s){6}, {7:f3} ms (bound {8:f3} ms, send-recv "
+                        "{9:f3} ms)\n",
+                        t.fromStage, to, t.tensor, bytesText(t.bytes), t.method,
+                        t.messages, calls, r.predictedSeconds * 1e3,
                         t.lowerBoundSeconds * 1e3, t.sendRecvSeconds * 1e3);
   }
   const ::weft::plan::ScheduleEstimate &s = plan.schedule;

@@ -44,6 +44,8 @@ struct PipelineSummary {
   std::string modelName, clusterName;
   std::vector<StageSummary> stages;
   std::vector<TransferReport> transfers;
+  /// The job's broadcast groups (world ranks), in the programs' order.
+  std::vector<std::vector<int64_t>> broadcastGroups;
   /// Per MPI rank, with its cluster device and stage.
   std::vector<DeviceSummary> devices;
   std::vector<int64_t> clusterDeviceOfRank;

@@ -167,6 +167,12 @@ static cl::opt<plan::ReshardMethod> reshardMethodFlag(
         clEnumValN(plan::ReshardMethod::SendRecv, "send-recv",
                    "one send per tile and receiver")),
     cl::cat(category));
+static cl::opt<int> maxBroadcastGroupsFlag(
+    "max-broadcast-groups",
+    cl::desc("The most sub-communicators a pipeline's broadcasts create at "
+             "start-up (default 16); broadcasts over other device sets run "
+             "as the same chain over the world (docs/Resharding.md)"),
+    cl::value_desc("N"), cl::init(16), cl::cat(category));
 static cl::opt<std::string> deviceMemoryFlag(
     "device-memory",
     cl::desc("Override every device's memory, e.g. 2GB or 500000"),
@@ -532,6 +538,7 @@ static WeftcOptions readOptions() {
       parseMicrobatchesFlag(options.microbatches, options.autoMicrobatches));
   options.maxMicrobatches = maxMicrobatchesFlag;
   options.reshardMethod = reshardMethodFlag;
+  options.maxBroadcastGroups = maxBroadcastGroupsFlag;
   options.reportMemory = reportMemory;
   options.reportPlan = reportPlan;
   options.quiet = quiet;
@@ -545,6 +552,10 @@ static int checkOptions(std::vector<int> &gpuArchs) {
   std::string error;
   if (modelPath.empty())
     return refuse("no model given (see --help)");
+  if (maxBroadcastGroupsFlag < 0 || maxBroadcastGroupsFlag > 1024)
+    return refuse("--max-broadcast-groups=" +
+                  std::to_string(maxBroadcastGroupsFlag.getValue()) +
+                  " must be from 0 to 1024");
   if (int code = checkMicrobatchOptions())
     return code;
   if (outputPath.empty())

@@ -51,6 +51,11 @@ inline constexpr llvm::StringLiteral kProgramMicrobatchesAttr =
 /// "collector" record; absent: world rank 0).
 inline constexpr llvm::StringLiteral kProgramCollectorRankAttr =
     "weft.collector_rank";
+/// The job's broadcast groups (an ArrayAttr of DenseI64ArrayAttr, each a
+/// group's world ranks, increasing; the same on every program of the job):
+/// the signature's "broadcast-group" records, in order.
+inline constexpr llvm::StringLiteral kProgramBroadcastGroupsAttr =
+    "weft.broadcast_groups";
 
 /// On a module compiled for CUDA: the GPU architectures (DenseI32ArrayAttr,
 /// 80 for sm_80) its kernels are built for; the signature gets a

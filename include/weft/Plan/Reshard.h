@@ -3,10 +3,11 @@
 // Plain C++ (no IR): the planner that moves a tensor from one mesh and
 // sharding to another (any devices of a cluster: disjoint, overlapping or
 // the same mesh) as an ordered list of point-to-point messages. Broadcasts
-// are pipelined chains of messages and local all-gathers are rings of
-// messages, so that what the runtime executes is exactly what the cost
-// model prices. docs/Resharding.md explains the methods, the search, the
-// cost model and the lower bound.
+// are pipelined chains of messages (run as one runtime broadcast call each
+// where ReshardOptions::broadcastCalls says so) and local all-gathers are
+// rings of messages, so that what the runtime executes is exactly what the
+// cost model prices. docs/Resharding.md explains the methods, the search,
+// the cost model and the lower bound.
 //
 //===----------------------------------------------------------------------===//
 
@@ -132,6 +133,14 @@ struct ReshardTransfer {
   int chunks = 1;
   int64_t bytes = 0;
   double start = 0, end = 0;
+  /// Set for a broadcast chain that runs as one runtime call
+  /// (WEFT_RT_BROADCAST, ReshardOptions::broadcastCalls): the source and
+  /// every destination enter the call when their earlier messages are done,
+  /// inside it a relay receives chunk c + 1 while it forwards chunk c, and
+  /// each leaves it when its own hops are done. Its messages are the
+  /// chain's hops, chunk by chunk, as for any chain; a runtime runs them
+  /// all in the one call instead of one blocking message at a time.
+  bool broadcastCall = false;
 };
 
 /// The reduction a source with pending partial sums does on its own mesh
@@ -191,6 +200,12 @@ struct ReshardOptions {
   /// performs one message at a time, in plan order, as Weft's runtime runs
   /// a pipeline's blocking sends and receives.
   bool fullDuplex = true;
+  /// True: every broadcast chain runs as one runtime call
+  /// (ReshardTransfer::broadcastCall), a chunked pipeline even when
+  /// `fullDuplex` is false. False: a chain is its messages alone; without
+  /// `fullDuplex` it is then not cut into chunks (a relay that performs one
+  /// message at a time gains nothing from them).
+  bool broadcastCalls = true;
   /// The most chunks a broadcast chain is cut into.
   int maxChunks = 64;
   /// No chunk smaller than this (a chunk pays a message's latency).
@@ -256,9 +271,40 @@ double chainSeconds(llvm::ArrayRef<GroupLink> hops, double bytes, int chunks);
 /// the plan is not full duplex, each node NIC rail's two directions, one
 /// message at a time each) and data dependences, and
 /// sets the transfers' times and the plan's predicted time (`offset`, the
-/// reduction's seconds, added). Returns the finish time.
+/// reduction's seconds, added). Without full duplex, the messages of a
+/// broadcast call use the two ports apart, inside the call: each of its
+/// devices enters it once done with its earlier messages, and its later
+/// messages wait until its part of the call is done. Returns the finish
+/// time.
 double simulateMessages(const Cluster &cluster, ReshardPlan &plan,
                         double offset = 0);
+
+/// The devices of a broadcast call, source first, then its destinations
+/// in chain order (empty for a transfer that is not one).
+std::vector<int> broadcastChain(const ReshardTransfer &transfer);
+
+/// The sub-communicators a job's broadcast calls run over, deduplicated by
+/// device set and capped in number: a call over a set that has a group uses
+/// it; beyond the cap a call runs as the same chunked chain of grouped
+/// sends and receives over the world (docs/Resharding.md, "Broadcast
+/// calls"). Every rank of a job assigns groups in the same order (the
+/// transfers' order, then each plan's), so that all agree on the numbers.
+class BroadcastGroups {
+public:
+  /// At most `cap` groups (0: none).
+  explicit BroadcastGroups(int64_t cap) : cap(cap) {}
+
+  /// The group of the set of `devices` (any order, duplicates ignored):
+  /// the one made for the same set before, else a new one while fewer than
+  /// the cap exist, else -1 (the call runs over the world).
+  int64_t groupOf(llvm::ArrayRef<int> devices);
+  /// The groups' device sets, increasing, in the order they were made.
+  const std::vector<std::vector<int>> &sets() const { return groupSets; }
+
+private:
+  int64_t cap;
+  std::vector<std::vector<int>> groupSets;
+};
 
 /// The lower bound of moving `tiles` (see docs/Resharding.md): every byte a
 /// destination node lacks enters through its NICs, every tile held on one

@@ -57,6 +57,12 @@ struct SimOp {
   /// Collective: the cluster devices taking part, in group-rank order, this
   /// device among them; every participant lists the same devices.
   std::vector<int> participants;
+  /// Collective: > 0 for a pipelined chain broadcast of `bytes` in this
+  /// many chunks (weft.broadcast_send/recv), whose participants are the
+  /// chain in order, the root first; it takes the resharding planner's
+  /// chain formula (chainSeconds over the hops' links) instead of the cost
+  /// model's collective formulas.
+  int chainChunks = 0;
   /// Collective: the k-th op with this id on one participant meets the k-th
   /// op with this id on every other participant.
   int64_t id = 0;
@@ -81,6 +87,11 @@ struct SimOp {
   static SimOp collectiveOp(CollectiveKind kind, double bytes,
                             std::vector<int> participants, int64_t id,
                             llvm::StringRef label = "");
+  /// A chain broadcast of `bytes` along `chain` (cluster devices, the root
+  /// first) in `chunks` chunks: a collective every device of the chain
+  /// takes part in.
+  static SimOp broadcast(std::vector<int> chain, double bytes, int chunks,
+                         int64_t id, llvm::StringRef label = "");
   /// A blocking send of `bytes` to device `to`.
   static SimOp send(int to, double bytes, int64_t tag = 0,
                     llvm::StringRef label = "");

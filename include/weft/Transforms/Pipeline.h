@@ -82,14 +82,25 @@ struct TransferNetwork {
   std::vector<int64_t> clusterDeviceOfRank;
   ::weft::plan::ReshardMethod method = ::weft::plan::ReshardMethod::Balanced;
   /// The device model: a rank runs its blocking sends and receives one at a
-  /// time in program order (not full duplex), whole (chunks pay off only
-  /// where a relay can receive and forward at once).
+  /// time in program order (not full duplex), each whole; a broadcast chain
+  /// runs as one runtime call (weft.broadcast_send/recv), inside which a
+  /// relay receives chunk c + 1 while it forwards chunk c, so chains are
+  /// cut into chunks (docs/Resharding.md, "Two device models").
   ::weft::plan::ReshardOptions options = [] {
     ::weft::plan::ReshardOptions o;
     o.fullDuplex = false;
-    o.maxChunks = 1;
+    o.broadcastCalls = true;
     return o;
   }();
+  /// The most broadcast groups (sub-communicators) the job creates
+  /// (--max-broadcast-groups); a call over a device set beyond them runs as
+  /// the same chain over the world.
+  int64_t maxBroadcastGroups = 16;
+  /// The world rank of cluster device `device` (size() when none).
+  int64_t rankOf(int64_t device) const {
+    return llvm::find(clusterDeviceOfRank, device) -
+           clusterDeviceOfRank.begin();
+  }
   /// Plans already made, by problem (every rank's program plans every
   /// transfer of the job; the planner is deterministic, so one plan per
   /// problem serves them all). Shared by copies of the network.
@@ -104,7 +115,9 @@ struct TransferNetwork {
 /// the collector rank (collectorRank) also collects the model's outputs,
 /// which other ranks leave zero (only the collector's outputs are read).
 /// Each transfer runs its plan's messages (sends, broadcast chain hops that
-/// a receiver forwards, node-local ring steps) in the plan's order.
+/// a receiver forwards, node-local ring steps) in the plan's order, a
+/// broadcast call as one weft.broadcast_send or weft.broadcast_recv; the
+/// program lists the job's broadcast groups (kBroadcastGroupsAttr).
 FailureOr<OwningOpRef<ModuleOp>>
 buildDeviceProgram(ModuleOp pipeline,
                    llvm::ArrayRef<OwningOpRef<ModuleOp>> plannedStages,
@@ -140,9 +153,25 @@ struct TransferSummary {
   double sendRecvSeconds = 0;
   /// Bytes per (source rank, target rank) pair.
   std::vector<std::tuple<int64_t, int64_t, int64_t>> pairBytes;
+  /// The plan's broadcast calls: the tile's bytes, the chain of world
+  /// ranks (root first), its chunks and its broadcast group (-1: over the
+  /// world, beyond the job's cap).
+  struct Broadcast {
+    int64_t bytes = 0;
+    std::vector<int64_t> chain;
+    int64_t chunks = 1;
+    int64_t group = -1;
+  };
+  std::vector<Broadcast> broadcasts;
 };
+/// Every transfer of the job, summarized in key order.
 std::vector<TransferSummary> summarizeTransfers(ModuleOp pipeline,
                                                 const TransferNetwork &network);
+/// The job's broadcast groups: each one's world ranks, increasing, in the
+/// order every rank's program lists them (the signature's broadcast-group
+/// records).
+std::vector<std::vector<int64_t>>
+jobBroadcastGroups(ModuleOp pipeline, const TransferNetwork &network);
 
 /// Module attributes of a device program in a pipeline: the job's size
 /// (the program signature's `pipeline` record needs it with the mesh's
@@ -152,6 +181,11 @@ inline constexpr llvm::StringLiteral kWorldSizeAttr = "weft.world_size";
 /// the signature's `collector` record).
 inline constexpr llvm::StringLiteral kCollectorRankAttr =
     "weft.collector_rank";
+/// ... and the job's broadcast groups: an ArrayAttr of DenseI64ArrayAttr,
+/// each a group's world ranks, increasing, in the order every program of
+/// the job gives (the signature's `broadcast-group` records).
+inline constexpr llvm::StringLiteral kBroadcastGroupsAttr =
+    "weft.broadcast_groups";
 /// On a weft.stage once its module is planned: the sharding each result
 /// leaves in (an array of #weft.sharding on the stage's mesh).
 inline constexpr llvm::StringLiteral kResultShardingsAttr =

@@ -1,9 +1,9 @@
 //===- MeshUnitTest.cpp - Mesh pieces that need no mpirun ----------------===//
 //
-// The signature's "mesh" and "pipeline" records, the driver's rank lists and
-// per-rank file names, the launcher environment it reads, and what a mesh
-// or pipeline program does without a communicator, all in one process
-// without MPI.
+// The signature's "mesh", "pipeline" and "broadcast-group" records, the
+// driver's rank lists and per-rank file names, the launcher environment it
+// reads, and what a mesh or pipeline program does without a communicator, all
+// in one process without MPI.
 //
 //===----------------------------------------------------------------------===//
 
@@ -140,6 +140,39 @@ TEST(PipelineSignature, RefusesBadRecords) {
        "line 4: the pipeline lists 2 world ranks, but the mesh [3] has 3"},
       {"pipeline 4 0 1\n", "but the mesh [1] (no 'mesh' record) has 1 devices"},
       {"pipeline 4 0\npipeline 4 0\n", "line 5: second 'pipeline' record"},
+  };
+  for (const Case &c : cases)
+    EXPECT_NE(parseError(header + c.records).find(c.message), std::string::npos)
+        << c.records << " gave: " << parseError(header + c.records);
+}
+
+// Tests that broadcast-group records list the job's groups in order, and
+// that malformed ones name the line and the problem.
+TEST(PipelineSignature, BroadcastGroups) {
+  ProgramSignature signature;
+  std::string error;
+  ASSERT_TRUE(parseSignature((std::string(kHeader) +
+                              "pipeline 5 0\nbroadcast-group 0 2 3\n"
+                              "broadcast-group 1 4\n")
+                                 .c_str(),
+                             signature, error))
+      << error;
+  EXPECT_EQ(signature.broadcastGroups,
+            (std::vector<std::vector<int32_t>>{{0, 2, 3}, {1, 4}}));
+  std::string header = std::string(kHeader) + "pipeline 5 0\n";
+  struct Case {
+    std::string records, message;
+  };
+  std::vector<Case> cases = {
+      {"broadcast-group 3\n",
+       "line 5: expected 'broadcast-group <world rank> <world rank> ...' with "
+       "at least two ranks"},
+      {"broadcast-group 0 x\n", "broadcast group rank 'x' is not a world rank"},
+      {"broadcast-group 2 2\n", "ranks must increase, but 2 follows 2"},
+      {"broadcast-group 3 1\n", "ranks must increase, but 1 follows 3"},
+      {"broadcast-group 0 1\nbroadcast-group 1 5\n",
+       "line 6: broadcast group 1 lists world rank 5, but the job has 5 "
+       "processes"},
   };
   for (const Case &c : cases)
     EXPECT_NE(parseError(header + c.records).find(c.message), std::string::npos)

@@ -85,6 +85,18 @@ TEST(NcclCollective, BadParamsFailBeforeTheDevice) {
        "send: no NCCL communicator is attached"},
       {{WEFT_RT_RECV, WEFT_RT_F32, 0, 1, 7, 4},
        "recv: no NCCL communicator is attached"},
+      // Broadcasts (ncclBroadcast over a group, or grouped sends and
+      // receives over the world): the same checks as weft_rt_collective's.
+      {{WEFT_RT_BROADCAST, WEFT_RT_F32, 1, 0, 3, 4, 1, 1, 2, 0, 1},
+       "broadcast: A is 1, but a broadcast takes no mesh axes"},
+      {{WEFT_RT_BROADCAST, WEFT_RT_F32, 0, -2, 3, 4, 1, 1, 2, 0, 1},
+       "broadcast: group -2 is neither"},
+      {{WEFT_RT_BROADCAST, WEFT_RT_F32, 0, 0, 3, 4, 1, 5, 2, 0, 1},
+       "broadcast: 5 chunks of 4 rows"},
+      {{WEFT_RT_BROADCAST, WEFT_RT_F32, 0, 0, 3, -4, 1, 1, 2, 0, 1},
+       "broadcast: rows -4 and row_elements 1 must be >= 0"},
+      {{WEFT_RT_BROADCAST, WEFT_RT_F32, 0, 0, 3, 4, 1, 1, 2, 0, 1},
+       "broadcast: no NCCL communicator is attached"},
   };
   for (const Case &c : cases) {
     EXPECT_EQ(weft_rt_cuda_collective(ctx.get(), c.params.data(), in, out),

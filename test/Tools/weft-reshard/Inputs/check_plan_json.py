@@ -5,8 +5,9 @@ Usage: check_plan_json.py one|all
 Every plan object must have exactly the documented keys, its transfers,
 messages and devices theirs, and the numbers must agree with each other
 (message indices in range, dependences on earlier messages, per-device bytes
-summing to the bytes moved, the ratio of predicted to bound). Prints one line
-per plan, "plan METHOD transfers=T messages=M devices=D", for FileCheck.
+summing to the bytes moved, the ratio of predicted to bound, a broadcast
+call's group holding exactly its devices). Prints one line per plan, "plan
+METHOD transfers=T messages=M devices=D calls=C", for FileCheck.
 """
 
 import json
@@ -19,7 +20,7 @@ PLAN_KEYS = {
     "in_mesh", "in_mesh_steps", "note", "transfers", "messages", "devices",
 }
 TRANSFER_KEYS = {"kind", "tile", "source", "destinations", "chunks", "bytes",
-                 "start_seconds", "end_seconds"}
+                 "broadcast_call", "group", "start_seconds", "end_seconds"}
 MESSAGE_KEYS = {"from", "to", "tile", "box", "bytes", "depends_on",
                 "transfer", "start_seconds", "end_seconds"}
 DEVICE_KEYS = {"device", "bytes_sent", "bytes_received"}
@@ -41,13 +42,33 @@ def check_box(what, box, rank):
         fail("%s does not have rank %d" % (what, rank))
 
 
-def check_plan(plan):
+def check_call(i, transfer, groups):
+    """A broadcast call runs over a group of exactly its devices, or over
+    the world (group null); other transfers name no group."""
+    group = transfer["group"]
+    if not transfer["broadcast_call"]:
+        if group is not None:
+            fail("transfers[%d] is no broadcast call but has a group" % i)
+        return 0
+    if transfer["kind"] != "broadcast":
+        fail("transfers[%d] is a call of kind %s" % (i, transfer["kind"]))
+    if group is not None:
+        devices = sorted([transfer["source"]] + transfer["destinations"])
+        if not 0 <= group < len(groups) or groups[group] != devices:
+            fail("transfers[%d] runs over group %r, which is not its devices %s"
+                 % (i, group, devices))
+    return 1
+
+
+def check_plan(plan, groups):
     expect_keys("plan", plan, PLAN_KEYS)
     expect_keys("tensor", plan["tensor"], {"shape", "dtype", "bytes"})
     rank = len(plan["tensor"]["shape"])
     transfers, messages = plan["transfers"], plan["messages"]
+    calls = 0
     for i, transfer in enumerate(transfers):
         expect_keys("transfers[%d]" % i, transfer, TRANSFER_KEYS)
+        calls += check_call(i, transfer, groups)
         check_box("transfers[%d].tile" % i, transfer["tile"], rank)
         if transfer["start_seconds"] > transfer["end_seconds"]:
             fail("transfers[%d] ends before it starts" % i)
@@ -85,20 +106,34 @@ def check_plan(plan):
     if plan["predicted_seconds"] < bound * (1 - 1e-9):
         fail("predicted %g s is below the lower bound %g s"
              % (plan["predicted_seconds"], bound))
-    print("plan %s transfers=%d messages=%d devices=%d"
+    print("plan %s transfers=%d messages=%d devices=%d calls=%d"
           % (plan["method"], len(transfers), len(messages),
-             len(plan["devices"])))
+             len(plan["devices"]), calls))
+
+
+def check_groups(groups):
+    for g, group in enumerate(groups):
+        if len(group) < 2 or group != sorted(set(group)):
+            fail("broadcast_groups[%d] %s is not an increasing set of at "
+                 "least two devices" % (g, group))
+        if group in groups[:g]:
+            fail("broadcast_groups[%d] %s is listed twice" % (g, group))
 
 
 def main():
     mode = sys.argv[1]
     data = json.load(sys.stdin)
     if mode == "one":
-        check_plan(data)
+        groups = data.pop("broadcast_groups", None)
+        if groups is None:
+            fail("the plan has no broadcast_groups")
+        check_groups(groups)
+        check_plan(data, groups)
         return
-    expect_keys("the output", data, {"plans"})
+    expect_keys("the output", data, {"plans", "broadcast_groups"})
+    check_groups(data["broadcast_groups"])
     for plan in data["plans"]:
-        check_plan(plan)
+        check_plan(plan, data["broadcast_groups"])
 
 
 main()
