@@ -216,6 +216,32 @@ class Row:
         self.measured = []   # ms, one per repeat
 
 
+def ranking_summary(rows, cores):
+    """Issue #17's ranking check: for each model, every pair of judged plans
+    whose measured medians differ by more than twice the larger of their
+    spreads (min-max over the repeats) must be predicted in the same order.
+    One-request and stream rows are both ms per request, so all pairs
+    count."""
+    pairs, misranked = 0, []
+    for i, a in enumerate(rows):
+        for b in rows[i + 1:]:
+            if a.model != b.model or a.ranks > cores or b.ranks > cores:
+                continue
+            ma, mb = statistics.median(a.measured), statistics.median(b.measured)
+            spread = max(max(a.measured) - min(a.measured),
+                         max(b.measured) - min(b.measured))
+            if abs(ma - mb) <= 2 * spread:
+                continue
+            pairs += 1
+            if (a.predicted_ms < b.predicted_ms) != (ma < mb):
+                misranked.append(f"{a.model} {a.plan} / {b.plan}")
+    text = (f"Ranking: {pairs - len(misranked)} of {pairs} pairs of plans "
+            "whose medians differ by more than twice their spread are "
+            "predicted in the measured order")
+    return text + (f" (misranked: {'; '.join(misranked)})." if misranked
+                   else ".")
+
+
 def weftc(args, what, model, out, flags, refusal_ok=False):
     shutil.rmtree(out, ignore_errors=True)
     cmd = [os.path.join(args.build, "bin", "weftc"), model, "-o", out,
@@ -522,7 +548,8 @@ def main():
     lines, judged, within = table(rows, cores, args.repeats)
     summary = (f"Judged rows within 20%: {within} of {judged}"
                + (f" ({len(rows) - judged} reported only)"
-                  if judged < len(rows) else "") + ".")
+                  if judged < len(rows) else "") + ". " +
+               ranking_summary(rows, cores))
     print("\n" + "\n".join(lines + ["", summary]))
     for m, p, why in skipped:
         print(f"skipped {m} {p}: {why}")
