@@ -61,6 +61,11 @@ int weft::plan::canonicalizeChoice(const StrategyGraph &g,
   // use and which rows each node is in (always-live nodes: all of them).
   bool limited = std::isfinite(g.memoryBudgetBytes);
   MemoryRows rows = limited ? memoryRows(g) : MemoryRows();
+  // Rows no choice can overflow need no tracking.
+  if (limited && !memoryCanBind(g, rows)) {
+    limited = false;
+    rows = MemoryRows();
+  }
   std::vector<double> use(rows.sets.size(), 0);
   std::vector<std::vector<int>> rowsOf(n);
   std::vector<char> inAll(n, 0);

@@ -34,10 +34,14 @@ llvm::Error weft::plan::validate(const StrategyGraph &g) {
     size_t count = node.cost.size();
     if (count == 0)
       return invalid(nodeLabel(g, v) + " has no strategies");
-    if (node.strategyNames.size() != count)
+    if (!node.strategyNames.empty() && node.strategyNames.size() != count)
       return invalid(llvm::formatv("{0} has {1} strategy names but {2} costs",
                                    nodeLabel(g, v), node.strategyNames.size(),
                                    count));
+    auto strategyName = [&](size_t i) {
+      return node.strategyNames.empty() ? std::string("unnamed")
+                                        : node.strategyNames[i];
+    };
     if (node.memoryBytes.size() != count)
       return invalid(llvm::formatv("{0} has {1} memory sizes but {2} costs",
                                    nodeLabel(g, v), node.memoryBytes.size(),
@@ -46,13 +50,13 @@ llvm::Error weft::plan::validate(const StrategyGraph &g) {
       if (std::isnan(node.cost[i]) || node.cost[i] < 0)
         return invalid(llvm::formatv("{0}: cost of strategy {1} ('{2}') is "
                                      "{3}; costs must be >= 0 or +infinity",
-                                     nodeLabel(g, v), i, node.strategyNames[i],
+                                     nodeLabel(g, v), i, strategyName(i),
                                      node.cost[i]));
       double bytes = node.memoryBytes[i];
       if (!std::isfinite(bytes) || bytes < 0)
         return invalid(llvm::formatv("{0}: memory of strategy {1} ('{2}') is "
                                      "{3}; it must be finite and >= 0",
-                                     nodeLabel(g, v), i, node.strategyNames[i],
+                                     nodeLabel(g, v), i, strategyName(i),
                                      bytes));
     }
   }
@@ -194,6 +198,11 @@ struct WorkNode {
   bool inRows = false;
   /// Smallest memory of the kept strategies (frozen once eliminated).
   double memoryBase = 0;
+  /// Bumped whenever the node's strategies, costs or incident edges
+  /// change: the pruning passes skip a node they saw at this version (their
+  /// check would find nothing new), which makes a round after the first
+  /// cost what changed, not the whole graph.
+  uint32_t version = 1;
 };
 
 /// An edge of the graph being reduced: [strategy of a][strategy of b].
@@ -201,6 +210,9 @@ struct WorkEdge {
   bool alive = true;
   int a = 0, b = 0;
   std::vector<double> cost;
+  /// Its ends' versions when foldEdges last saw it (an edge only changes
+  /// with its ends' versions).
+  uint32_t checkedA = 0, checkedB = 0;
 };
 
 /// Applies the reductions of ReduceOptions to a fixed point.
@@ -216,12 +228,18 @@ private:
     return e.a == v ? e.cost[iv * size(e.b) + io] : e.cost[io * size(e.b) + iv];
   }
   bool memoryVaries(int v) const;
-  std::vector<int> liveEdges(int v);
+  /// v's live edges (dead ones dropped first). Valid until an edge is
+  /// added at v.
+  const std::vector<int> &liveEdges(int v);
   void addEdge(int a, int b, std::vector<double> cost);
   void killEdge(int e);
   void keep(int v, const std::vector<char> &mask);
   void eliminate(int v, ReducedGraph::Elimination record);
   int finitePairs(const std::vector<double> &cost, int rows, int cols) const;
+  /// Eliminating chain node v between u and w (edges first, second) into an
+  /// edge of `merged` would give the ILP more variables.
+  bool grows(const WorkEdge &first, const WorkEdge &second,
+             const std::vector<double> &merged, int v, int u, int w);
 
   bool pruneForbidden();
   bool pruneOverBudget();
@@ -232,8 +250,13 @@ private:
   bool eliminateChains();
   void finish();
 
+  void touch(int v) { ++nodes[v].version; }
+
   const StrategyGraph &g;
   ReduceOptions options;
+  /// The version of each node that pruneForbidden and pruneDominated last
+  /// checked.
+  std::vector<uint32_t> forbiddenChecked, dominatedChecked;
   bool memoryMatters;
   MemoryRows rows;
   std::vector<WorkNode> nodes;
@@ -243,12 +266,63 @@ private:
 };
 } // namespace
 
+static double largestMemory(const StrategyGraph &g, int v) {
+  const std::vector<double> &m = g.nodes[v].memoryBytes;
+  return m.empty() ? 0.0 : *std::max_element(m.begin(), m.end());
+}
+
+/// The largest sum of each row of `rows`.
+static std::vector<double> largestRows(const StrategyGraph &g,
+                                       const MemoryRows &rows) {
+  double always = 0;
+  for (int v : rows.alwaysLive)
+    always += largestMemory(g, v);
+  std::vector<double> sums;
+  for (const std::vector<int> &set : rows.sets) {
+    double sum = always;
+    for (int v : set)
+      sum += largestMemory(g, v);
+    sums.push_back(sum);
+  }
+  return sums;
+}
+
+bool weft::plan::memoryCanBind(const StrategyGraph &g,
+                               const MemoryRows &rows) {
+  for (double sum : largestRows(g, rows))
+    if (!(sum <= g.memoryBudgetBytes))
+      return true;
+  return false;
+}
+
+/// Drops the rows that no choice can overflow: a row's largest sum (every
+/// node at its largest strategy, the always-live nodes included) within the
+/// budget constrains nothing, so the ILP without it has the same plans. A
+/// node then sits in no row that matters and its memory stops blocking the
+/// leaf and chain eliminations: a model far below its devices' memory
+/// reduces as if it had no budget (a 48-layer GPT on 16 GB devices: to
+/// nothing instead of a 250,000-variable ILP).
+static void dropSlackRows(const StrategyGraph &g, MemoryRows &rows) {
+  std::vector<double> sums = largestRows(g, rows);
+  std::vector<std::vector<int>> kept;
+  for (size_t r = 0; r < rows.sets.size(); ++r)
+    if (!(sums[r] <= g.memoryBudgetBytes))
+      kept.push_back(std::move(rows.sets[r]));
+  rows.sets = std::move(kept);
+  if (rows.sets.empty())
+    rows.alwaysLive.clear();
+}
+
 Reducer::Reducer(const StrategyGraph &g, const ReduceOptions &options)
     : g(g), options(options) {
   memoryMatters = options.minimisePeak || std::isfinite(g.memoryBudgetBytes);
   if (memoryMatters)
     rows = memoryRows(g);
+  if (memoryMatters && !options.minimisePeak)
+    dropSlackRows(g, rows);
   nodes.resize(g.nodes.size());
+  forbiddenChecked.assign(g.nodes.size(), 0);
+  dominatedChecked.assign(g.nodes.size(), 0);
   for (size_t v = 0; v < g.nodes.size(); ++v) {
     WorkNode &node = nodes[v];
     for (size_t i = 0; i < g.nodes[v].cost.size(); ++i)
@@ -281,7 +355,7 @@ bool Reducer::memoryVaries(int v) const {
   return *lo != *hi;
 }
 
-std::vector<int> Reducer::liveEdges(int v) {
+const std::vector<int> &Reducer::liveEdges(int v) {
   std::vector<int> &list = nodes[v].edges;
   list.erase(std::remove_if(list.begin(), list.end(),
                             [&](int e) { return !edges[e].alive; }),
@@ -290,6 +364,8 @@ std::vector<int> Reducer::liveEdges(int v) {
 }
 
 void Reducer::addEdge(int a, int b, std::vector<double> cost) {
+  touch(a);
+  touch(b);
   auto key = std::make_pair(std::min(a, b), std::max(a, b));
   auto found = edgeOf.find(key);
   if (found == edgeOf.end()) {
@@ -308,6 +384,8 @@ void Reducer::addEdge(int a, int b, std::vector<double> cost) {
 }
 
 void Reducer::killEdge(int e) {
+  touch(edges[e].a);
+  touch(edges[e].b);
   edges[e].alive = false;
   edgeOf.erase(std::make_pair(std::min(edges[e].a, edges[e].b),
                               std::max(edges[e].a, edges[e].b)));
@@ -316,8 +394,10 @@ void Reducer::killEdge(int e) {
 void Reducer::keep(int v, const std::vector<char> &mask) {
   WorkNode &node = nodes[v];
   int before = size(v);
+  touch(v);
   for (int e : liveEdges(v)) {
     WorkEdge &edge = edges[e];
+    touch(edge.a == v ? edge.b : edge.a);
     int rowsCount = size(edge.a), colsCount = size(edge.b);
     std::vector<double> cost;
     for (int i = 0; i < rowsCount; ++i)
@@ -376,8 +456,9 @@ bool Reducer::pruneForbidden() {
   for (bool again = true; again;) {
     again = false;
     for (size_t v = 0; v < nodes.size(); ++v) {
-      if (!nodes[v].alive)
+      if (!nodes[v].alive || forbiddenChecked[v] == nodes[v].version)
         continue;
+      forbiddenChecked[v] = nodes[v].version;
       std::vector<char> mask(size(v), 1);
       int culprit = -1, removed = 0;
       for (int i = 0; i < size(v); ++i)
@@ -407,6 +488,8 @@ bool Reducer::pruneForbidden() {
         return true;
       }
       keep(v, mask);
+      // What is left of v is allowed: only its neighbours need a look.
+      forbiddenChecked[v] = nodes[v].version;
       changed = again = true;
     }
   }
@@ -466,8 +549,10 @@ bool Reducer::pruneOverBudget() {
 bool Reducer::pruneDominated() {
   bool changed = false;
   for (size_t v = 0; v < nodes.size(); ++v) {
-    if (!nodes[v].alive || size(v) < 2)
+    if (!nodes[v].alive || size(v) < 2 ||
+        dominatedChecked[v] == nodes[v].version)
       continue;
+    dominatedChecked[v] = nodes[v].version;
     const WorkNode &node = nodes[v];
     bool memory = memoryVaries(v);
     std::vector<int> incident = liveEdges(v);
@@ -497,6 +582,8 @@ bool Reducer::pruneDominated() {
           mask[i] = 0, any = true;
     if (any) {
       keep(v, mask);
+      // No strategy left is dominated (dominance is transitive).
+      dominatedChecked[v] = nodes[v].version;
       changed = true;
     }
   }
@@ -509,8 +596,11 @@ bool Reducer::foldEdges() {
   bool changed = false;
   for (size_t e = 0; e < edges.size(); ++e) {
     WorkEdge &edge = edges[e];
-    if (!edge.alive)
+    if (!edge.alive || (edge.checkedA == nodes[edge.a].version &&
+                        edge.checkedB == nodes[edge.b].version))
       continue;
+    edge.checkedA = nodes[edge.a].version;
+    edge.checkedB = nodes[edge.b].version;
     int rowsCount = size(edge.a), colsCount = size(edge.b);
     const std::vector<double> &c = edge.cost;
     double largest = 0;
@@ -604,6 +694,23 @@ bool Reducer::eliminateLeaves() {
 /// Eliminates nodes with two neighbours u, w whose memory does not vary,
 /// replacing them by an u-w edge of best totals, when that does not add ILP
 /// variables.
+bool Reducer::grows(const WorkEdge &first, const WorkEdge &second,
+                    const std::vector<double> &merged, int v, int u, int w) {
+  int nu = size(u), nw = size(w);
+  int before = size(v) + finitePairs(first.cost, size(first.a), size(first.b)) +
+               finitePairs(second.cost, size(second.a), size(second.b));
+  auto existing = edgeOf.find(std::make_pair(std::min(u, w), std::max(u, w)));
+  std::vector<double> combined = merged;
+  if (existing != edgeOf.end()) {
+    const WorkEdge &edge = edges[existing->second];
+    before += finitePairs(edge.cost, size(edge.a), size(edge.b));
+    for (int i = 0; i < nu; ++i)
+      for (int k = 0; k < nw; ++k)
+        combined[i * nw + k] += edgeCost(edge, u, i, k);
+  }
+  return finitePairs(combined, nu, nw) > before;
+}
+
 bool Reducer::eliminateChains() {
   bool changed = false;
   for (size_t v = 0; v < nodes.size(); ++v) {
@@ -629,18 +736,8 @@ bool Reducer::eliminateChains() {
           }
         }
       }
-    int before = nv + finitePairs(first.cost, size(first.a), size(first.b)) +
-                 finitePairs(second.cost, size(second.a), size(second.b));
-    auto existing = edgeOf.find(std::make_pair(std::min(u, w), std::max(u, w)));
-    std::vector<double> combined = merged;
-    if (existing != edgeOf.end()) {
-      const WorkEdge &edge = edges[existing->second];
-      before += finitePairs(edge.cost, size(edge.a), size(edge.b));
-      for (int i = 0; i < nu; ++i)
-        for (int k = 0; k < nw; ++k)
-          combined[i * nw + k] += edgeCost(edge, u, i, k);
-    }
-    if (finitePairs(combined, nu, nw) > before)
+    if (options.growChains ? nu * nw > kMaxGrownChainPairs
+                           : grows(first, second, merged, v, u, w))
       continue;
     ReducedGraph::Elimination record;
     record.kind = ReducedGraph::Elimination::Series;
@@ -782,7 +879,76 @@ ReducedGraph Reducer::run() {
   return std::move(result);
 }
 
+/// Variables an ILP over `r` would have at most: every strategy and every
+/// pair of every edge.
+static int64_t reducedSize(const ReducedGraph &r) {
+  int64_t size = 0;
+  for (const ReducedGraph::Node &node : r.nodes)
+    size += node.strategies.size();
+  for (const ReducedGraph::Edge &edge : r.edges)
+    size += edge.cost.size();
+  return size;
+}
+
+/// Whether some memory row of `g` can bind under `options`.
+static bool rowsMatter(const StrategyGraph &g, const ReduceOptions &options) {
+  if (options.minimisePeak)
+    return true;
+  if (!std::isfinite(g.memoryBudgetBytes))
+    return false;
+  MemoryRows rows = memoryRows(g);
+  dropSlackRows(g, rows);
+  return !rows.sets.empty();
+}
+
+/// Finishes `r` by conditioning (solveByConditioning): its surviving nodes
+/// become fixed eliminations. False when that does not work.
+static bool conditionAway(const StrategyGraph &g, ReducedGraph &r,
+                          const ReduceOptions &options) {
+  if (!options.condition)
+    return false;
+  std::optional<std::vector<int>> choice = solveByConditioning(g, r, options);
+  if (!choice)
+    return false;
+  r.constantCost = ReducedPlans(r).cost(*choice);
+  // Replayed backwards: these come first, as the last eliminated.
+  for (size_t v = 0; v < r.nodes.size(); ++v) {
+    ReducedGraph::Elimination fixed;
+    fixed.kind = ReducedGraph::Elimination::Fixed;
+    fixed.node = r.nodes[v].original;
+    fixed.strategy = r.nodes[v].strategies[(*choice)[v]];
+    r.eliminations.push_back(std::move(fixed));
+  }
+  r.nodes.clear();
+  r.edges.clear();
+  return true;
+}
+
 ReducedGraph weft::plan::reduce(const StrategyGraph &g,
                                 const ReduceOptions &options) {
-  return Reducer(g, options).run();
+  if (options.growChains || !options.mergeFollowers)
+    return Reducer(g, options).run();
+  // Chains that do not shrink the ILP are left alone, which on 2-D meshes
+  // (25 strategies a node) leaves a transformer's blocks as a 16,000-
+  // variable ILP. Without memory rows, a series-parallel graph reduces to
+  // nothing when chains may grow, and a transformer's causal mask (one
+  // constant every layer reads) is what conditioning removes. All of it is
+  // exact, so only ties between equal-cost plans can differ.
+  ReduceOptions grow = options;
+  grow.growChains = true;
+  bool rows = rowsMatter(g, options);
+  auto done = [](const ReducedGraph &r) {
+    return r.nodes.empty() || !r.memoryRows.empty() ||
+           r.infeasible != ReducedGraph::Infeasible::None;
+  };
+  ReducedGraph first = Reducer(g, rows ? options : grow).run();
+  if (done(first) || conditionAway(g, first, options))
+    return first;
+  ReducedGraph second = Reducer(g, rows ? grow : options).run();
+  if (second.infeasible != ReducedGraph::Infeasible::None ||
+      !second.memoryRows.empty())
+    return first;
+  if (second.nodes.empty() || conditionAway(g, second, options))
+    return second;
+  return reducedSize(second) < reducedSize(first) ? second : first;
 }

@@ -143,6 +143,14 @@ struct mlir::weft::PlannedNode {
     return TensorSharding::replicated(
         cast<RankedTensorType>(v.getType()).getRank());
   }
+  /// Whether operand `index` is data (operand() is then not nullopt).
+  bool isData(unsigned index) const {
+    if (fixed)
+      return true;
+    if (space)
+      return space->operandIsData[index];
+    return isa<RankedTensorType>(op->getOperand(index).getType());
+  }
   /// Nullopt for operands that are not data.
   std::optional<TensorSharding> operand(unsigned strategy,
                                         unsigned index) const {
@@ -521,7 +529,11 @@ ScopeGraph StrategyGraphBuilder::build(const PlanScope &scope) {
     else
       producer[priced.planned.input] = index;
     out.planned.push_back(&priced.planned);
-    graph.nodes.push_back(priced.node);
+    // Without strategy names (only validate's messages read them): copying
+    // them was a fifth of the stage planner's graph assembly.
+    const plan::StrategyGraph::Node &node = priced.node;
+    graph.nodes.push_back(
+        {node.name, {}, node.cost, node.memoryBytes, node.memoryAlwaysLive});
   };
   for (Value input : scope.inputs)
     addNode(s.pricedInput(input));
@@ -553,7 +565,7 @@ ScopeGraph StrategyGraphBuilder::build(const PlanScope &scope) {
     const PlannedNode &consumer = *out.planned[index];
     Operation *op = consumer.op;
     for (unsigned i = 0; i < op->getNumOperands(); ++i) {
-      if (!consumer.operand(0, i))
+      if (!consumer.isData(i))
         continue;
       Value value = op->getOperand(i);
       auto it = producer.find(value);
@@ -643,17 +655,21 @@ std::vector<OpSharding> ScopeGraph::read(ArrayRef<int> choice) const {
     seconds[edge.to] += edge.cost[choice[edge.from]][choice[edge.to]];
   std::vector<OpSharding> shardings;
   for (int index = firstOpNode, end = planned.size(); index < end; ++index) {
-    const PlannedNode &node = *planned[index];
-    int strategy = choice[index];
-    OpSharding &sharding = shardings.emplace_back();
-    sharding.op = node.op;
-    for (unsigned i = 0; i < node.op->getNumResults(); ++i)
-      sharding.results.push_back(node.result(strategy, i));
-    for (unsigned i = 0; i < node.op->getNumOperands(); ++i)
-      sharding.operands.push_back(node.operand(strategy, i));
-    sharding.seconds = seconds[index];
+    shardings.push_back(readNode(index, choice[index]));
+    shardings.back().seconds = seconds[index];
   }
   return shardings;
+}
+
+OpSharding ScopeGraph::readNode(int index, int strategy) const {
+  const PlannedNode &node = *planned[index];
+  OpSharding sharding;
+  sharding.op = node.op;
+  for (unsigned i = 0; i < node.op->getNumResults(); ++i)
+    sharding.results.push_back(node.result(strategy, i));
+  for (unsigned i = 0; i < node.op->getNumOperands(); ++i)
+    sharding.operands.push_back(node.operand(strategy, i));
+  return sharding;
 }
 
 ShardingAttr mlir::weft::toShardingAttr(FlatSymbolRefAttr mesh,
@@ -665,17 +681,25 @@ ShardingAttr mlir::weft::toShardingAttr(FlatSymbolRefAttr mesh,
   return ShardingAttr::get(mesh, dims, partial);
 }
 
-void mlir::weft::writeOpSharding(Operation *op, const OpSharding &sharding,
-                                 FlatSymbolRefAttr mesh) {
-  Builder b(op->getContext());
+std::pair<ArrayAttr, ArrayAttr>
+mlir::weft::opShardingAttrs(const OpSharding &sharding,
+                            FlatSymbolRefAttr mesh) {
+  Builder b(mesh.getContext());
   SmallVector<Attribute> results, operands;
   for (const TensorSharding &result : sharding.results)
     results.push_back(toShardingAttr(mesh, result));
   for (const std::optional<TensorSharding> &need : sharding.operands)
     operands.push_back(need ? Attribute(toShardingAttr(mesh, *need))
                             : Attribute(b.getUnitAttr()));
-  op->setAttr(kShardingAttr, b.getArrayAttr(results));
-  op->setAttr(kOperandShardingAttr, b.getArrayAttr(operands));
+  return {b.getArrayAttr(results), b.getArrayAttr(operands)};
+}
+
+void mlir::weft::writeOpSharding(Operation *op, const OpSharding &sharding,
+                                 FlatSymbolRefAttr mesh) {
+  Builder b(op->getContext());
+  auto [results, operands] = opShardingAttrs(sharding, mesh);
+  op->setAttr(kShardingAttr, results);
+  op->setAttr(kOperandShardingAttr, operands);
   op->setAttr(kPredictedSecondsAttr, b.getF64FloatAttr(sharding.seconds));
 }
 

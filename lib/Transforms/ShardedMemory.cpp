@@ -91,14 +91,23 @@ ShardedMemory MemoryCounter::count() {
   int end = position.size() - 1;
 
   // Last use of each value, and of each (value, needed sharding) pair that
-  // needs a resharding buffer: the partitioner keeps one per pair.
+  // needs a resharding buffer: the partitioner keeps one per pair. (A
+  // value's pairs are few: a list each, searched.)
   llvm::DenseMap<Value, int> lastUse;
   struct Reshard {
     Value value;
     TensorSharding need;
     int firstUse, lastUse;
   };
-  std::map<std::pair<const void *, std::string>, Reshard> reshards;
+  std::vector<Reshard> reshards;
+  llvm::DenseMap<Value, SmallVector<size_t, 2>> reshardsOf;
+  llvm::DenseMap<Value, TensorSharding> madeAs;
+  auto madeSharding = [&](Value value) -> const TensorSharding & {
+    auto [it, fresh] = madeAs.try_emplace(value);
+    if (fresh)
+      it->second = resultSharding(value);
+    return it->second;
+  };
   for (Operation &op : body) {
     int at = position[&op];
     for (auto [i, operand] : llvm::enumerate(op.getOperands())) {
@@ -111,11 +120,17 @@ ShardedMemory MemoryCounter::count() {
       if (&op == terminator)
         continue;
       TensorSharding need = neededSharding(&op, i);
-      if (need == resultSharding(operand))
+      if (need == madeSharding(operand))
         continue;
-      auto key = std::make_pair(operand.getAsOpaquePointer(), need.str());
-      auto it = reshards.try_emplace(key, Reshard{operand, need, at, at}).first;
-      it->second.lastUse = at;
+      SmallVector<size_t, 2> &known = reshardsOf[operand];
+      auto same = llvm::find_if(
+          known, [&](size_t k) { return reshards[k].need == need; });
+      if (same != known.end()) {
+        reshards[*same].lastUse = at;
+        continue;
+      }
+      known.push_back(reshards.size());
+      reshards.push_back({operand, std::move(need), at, at});
     }
   }
 
@@ -136,7 +151,7 @@ ShardedMemory MemoryCounter::count() {
   llvm::DenseSet<Value> madeInOutput;
   for (Value result : terminator->getOperands()) {
     memory.residentBytes += localBytes(result, whole(result));
-    if (resultSharding(result) == whole(result))
+    if (madeSharding(result) == whole(result))
       madeInOutput.insert(result);
   }
   for (Operation &op : body) {
@@ -146,7 +161,7 @@ ShardedMemory MemoryCounter::count() {
     for (Value result : op.getResults()) {
       if (!isa<RankedTensorType>(result.getType()))
         continue;
-      double bytes = localBytes(result, resultSharding(result));
+      double bytes = localBytes(result, madeSharding(result));
       // weft.shard's result is its resharded operand, counted there.
       if (isa<ShardOp>(op) || madeInOutput.contains(result))
         continue;
@@ -159,14 +174,14 @@ ShardedMemory MemoryCounter::count() {
       addBuffer(bytes, at, it == lastUse.end() ? at : it->second, false);
     }
   }
-  for (auto &[key, reshard] : reshards) {
+  for (const Reshard &reshard : reshards) {
     const auto &[value, need, firstUse, lastUse] = reshard;
     addBuffer(localBytes(value, need), firstUse, lastUse, true);
     // Multi-step reshardings hold each step's output while the next is
     // made; the intermediates die at the user.
     auto type = cast<RankedTensorType>(value.getType());
     std::optional<std::vector<plan::ReshardStep>> steps = plan::planReshard(
-        type.getShape(), resultSharding(value), need, meshShape);
+        type.getShape(), madeSharding(value), need, meshShape);
     if (steps && steps->size() > 1)
       for (size_t s = 0; s + 1 < steps->size(); ++s)
         addBuffer(localBytes(value, (*steps)[s].after), firstUse, firstUse,

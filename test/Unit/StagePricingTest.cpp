@@ -10,6 +10,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/StagePricing.h"
+#include "weft/Plan/LayerClustering.h"
+#include "weft/Transforms/StageSignature.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/WeftDialect.h"
 #include "weft/WeftOps.h"
@@ -461,7 +463,93 @@ TEST(StagePricingTest, BadRequestsAreErrors) {
   EXPECT_NE(message(pricer.price(ArrayRef<Operation *>{}, m,
                                  ShardingMode::Auto)),
             "no error");
-  EXPECT_EQ(pricer.stats().misses, 2); // the two bad meshes got that far
+  // Nothing was solved: every request stopped at its check.
+  EXPECT_EQ(pricer.stats().misses, 0);
+}
+
+/// The ops of each copy of the longest repeated block of `func`'s compute
+/// ops (weights and constants left out, as the stage planner's layers).
+std::vector<std::vector<Operation *>> repeatedBlocks(func::FuncOp func) {
+  std::vector<Operation *> compute;
+  for (Operation &op : func.getBody().front().without_terminator())
+    if (!isa<WeightOp, ConstantOp>(op))
+      compute.push_back(&op);
+  StageSignatures signatures;
+  std::vector<uint64_t> hashes = signatures.structureHashes(compute);
+  std::vector<double> cutBytes(compute.size() + 1, 1.0);
+  plan::RepeatedBlocks run =
+      plan::findRepeatedBlocks(hashes, cutBytes, 0, compute.size(), 4);
+  std::vector<std::vector<Operation *>> blocks;
+  for (int64_t k = 0; k < run.count; ++k)
+    blocks.emplace_back(compute.begin() + run.first + k * run.period,
+                        compute.begin() + run.first + (k + 1) * run.period);
+  return blocks;
+}
+
+// Tests that runs of identical blocks share one solve, and that what they
+// share is what each would get alone: the cost, memory and choice of a
+// pricer without sharing, and each run's own ops in its plan. The weights
+// of every layer get names and offsets of their own, which must not matter.
+TEST(StagePricingTest, IdenticalBlocksArePricedOnce) {
+  auto context = makeContext();
+  OwningOpRef<ModuleOp> module =
+      gptLayers(*context, "gpt-layer-h4096-b1.mlir", 6);
+  ASSERT_TRUE(module);
+  func::FuncOp main = mainOf(*module);
+  int named = 0;
+  main.walk([&](WeightOp weight) {
+    weight.setName(llvm::formatv("w{0}", named).str());
+    weight.setOffset(4096 * named++);
+  });
+  std::vector<std::vector<Operation *>> blocks = repeatedBlocks(main);
+  ASSERT_GE(blocks.size(), 5u);
+
+  plan::Cluster dgx = preset("dgx-h100x8");
+  StagePricer shared(main, dgx);
+  StagePricerOptions alone;
+  alone.shareBySignature = false;
+  StagePricer unshared(main, dgx, alone);
+  int64_t runs = 0;
+  for (const plan::Mesh &m : {mesh({4}, {0, 1, 2, 3}), mesh({2}, {4, 5})})
+    for (size_t i = 0; i < blocks.size(); ++i)
+      for (size_t j = i + 1; j <= blocks.size(); ++j) {
+        std::vector<Operation *> ops;
+        for (size_t k = i; k < j; ++k)
+          ops.insert(ops.end(), blocks[k].begin(), blocks[k].end());
+        llvm::Expected<const StagePrice &> one =
+            shared.price(ops, m, ShardingMode::Auto);
+        llvm::Expected<const StagePrice &> own =
+            unshared.price(ops, m, ShardingMode::Auto);
+        ASSERT_TRUE(!!one) << llvm::toString(one.takeError());
+        ASSERT_TRUE(!!own) << llvm::toString(own.takeError());
+        ++runs;
+        EXPECT_EQ(one->fits, own->fits);
+        EXPECT_EQ(one->seconds, own->seconds) << "blocks " << i << ".." << j;
+        EXPECT_EQ(one->solution.choice, own->solution.choice);
+        EXPECT_EQ(one->memory.peakBytes, own->memory.peakBytes);
+        EXPECT_EQ(one->memory.residentBytes, own->memory.residentBytes);
+        EXPECT_EQ(one->budgetTightenings, own->budgetTightenings);
+        ASSERT_EQ(one->ops.size(), own->ops.size());
+        for (auto [a, b] : llvm::zip(one->ops, own->ops)) {
+          EXPECT_EQ(a.op, b.op);
+          EXPECT_EQ(a.results, b.results);
+          EXPECT_EQ(a.operands, b.operands);
+          EXPECT_EQ(a.seconds, b.seconds);
+        }
+        llvm::Expected<StageCost> cost =
+            shared.cost(ops, m, ShardingMode::Auto);
+        ASSERT_TRUE(!!cost) << llvm::toString(cost.takeError());
+        EXPECT_EQ(cost->seconds, own->seconds);
+        EXPECT_EQ(cost->fits, own->fits);
+      }
+  // Middle runs of one length are one problem (the first and last blocks
+  // differ: one reads the model's input, the other makes its output).
+  StagePricer::Stats stats = shared.stats();
+  EXPECT_EQ(unshared.stats().misses, runs);
+  EXPECT_EQ(unshared.stats().shared, 0);
+  EXPECT_GT(stats.shared, 0);
+  EXPECT_EQ(stats.misses + stats.shared, runs);
+  EXPECT_LT(stats.misses, runs / 2);
 }
 
 /// Not a check: the figures the report quotes. Prices every stage [i, j)

@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,7 +26,7 @@ struct StrategyGraph {
   /// An op and its candidate strategies.
   struct Node {
     std::string name;
-    /// One name per strategy, for reports.
+    /// One name per strategy, for messages; or none.
     std::vector<std::string> strategyNames;
     /// Seconds: compute + the op's own collectives, per strategy. +infinity
     /// forbids the strategy.
@@ -71,6 +72,10 @@ struct MemoryRows {
 /// The memory rows of a valid graph.
 MemoryRows memoryRows(const StrategyGraph &g);
 
+/// Whether some row of `rows` (g's) can exceed g's budget: its every node
+/// at its largest strategy, the always-live nodes included, sums to more.
+bool memoryCanBind(const StrategyGraph &g, const MemoryRows &rows);
+
 /// Total cost (node + edge) of `choice` (one strategy index per node);
 /// +infinity when it picks a forbidden strategy or pair. `g` must be valid.
 double planCost(const StrategyGraph &g, llvm::ArrayRef<int> choice);
@@ -109,7 +114,17 @@ struct ReduceOptions {
   /// The goal is the smallest peak memory, not the cost: memory matters even
   /// without a budget, and no strategy is pruned as over budget.
   bool minimisePeak = false;
+  /// Eliminate chain nodes even where the new edge has more pairs than the
+  /// edges it replaces (up to kMaxGrownChainPairs). reduce() does this on
+  /// its own where no memory row matters (see there).
+  bool growChains = false;
+  /// Where no memory row matters, condition what is left on its busiest
+  /// node (solveByConditioning; not again inside it).
+  bool condition = true;
 };
+
+/// The largest edge (strategy pairs) a grown chain elimination may make.
+inline constexpr int kMaxGrownChainPairs = 1 << 14;
 
 /// The problem left after the reductions, over the surviving nodes and
 /// strategies, plus what is needed to expand its answer back.
@@ -216,8 +231,25 @@ private:
 };
 
 /// Applies the exact reductions to a valid graph; an optimal plan of the
-/// result expands to an optimal plan of `g`.
+/// result expands to an optimal plan of `g`. Where no memory row can bind
+/// (every row's largest sum within the budget), chains may grow their edge
+/// and what is left is conditioned on its busiest node
+/// (solveByConditioning): series-parallel graphs, and those that one node
+/// keeps from being so, reduce to nothing. Otherwise the smaller of the
+/// results with and without growing chains.
 ReducedGraph reduce(const StrategyGraph &g, const ReduceOptions &options);
+
+/// Finishes a reduction that left nodes but no memory row by conditioning
+/// on one node: the surviving node with the most neighbours (a constant
+/// that every layer reads, say) is fixed to each of its strategies in turn,
+/// and the rest reduced again. When every such graph reduces to nothing,
+/// the cheapest of their plans is optimal for `r` (ties go to the lower
+/// strategy): returned as a kept-strategy position per node of `r` (expand
+/// it with r.expand). Nullopt when `r` has memory rows or no node, or some
+/// strategy leaves an ILP. reduce() does this on its own.
+std::optional<std::vector<int>>
+solveByConditioning(const StrategyGraph &g, const ReducedGraph &r,
+                    const ReduceOptions &options);
 
 /// Groups equal rows of a row-major `rows` x `cols` matrix: writes each row's
 /// group (numbered by first appearance) to `group` and returns the number of

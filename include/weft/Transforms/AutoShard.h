@@ -167,6 +167,10 @@ struct OpSharding {
 /// a copy of sharding.op with the same operands and results.
 void writeOpSharding(Operation *op, const OpSharding &sharding,
                      FlatSymbolRefAttr mesh);
+/// The kShardingAttr and kOperandShardingAttr values writeOpSharding
+/// writes for `sharding`.
+std::pair<ArrayAttr, ArrayAttr> opShardingAttrs(const OpSharding &sharding,
+                                                FlatSymbolRefAttr mesh);
 
 /// A scope's strategy graph and how its choices read.
 struct ScopeGraph {
@@ -182,6 +186,9 @@ struct ScopeGraph {
   /// The sharding of every op of the scope for `choice` (a strategy per
   /// graph node), in scope order.
   std::vector<OpSharding> read(llvm::ArrayRef<int> choice) const;
+  /// The sharding of the op of graph node `index` (firstOpNode <= index <
+  /// planned.size()) under its strategy `strategy`, its seconds left 0.
+  OpSharding readNode(int index, int strategy) const;
 };
 
 /// Builds the strategy graphs of scopes of one function on one mesh in one

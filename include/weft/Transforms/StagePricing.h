@@ -11,16 +11,20 @@
 #define WEFT_TRANSFORMS_STAGEPRICING_H
 
 #include "weft/Transforms/AutoShard.h"
+#include "weft/Transforms/StageSignature.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/Hashing.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 namespace mlir::weft {
@@ -83,13 +87,26 @@ struct StagePrice {
 struct StagePricerOptions {
   Objective objective = Objective::Latency;
   plan::SolveOptions solve;
+  /// Solve each distinct problem once: stages whose scopes have the same
+  /// signature (StageSignature.h) on the same mesh, mode and budget share
+  /// one solve. Off, every new request is solved (for tests).
+  bool shareBySignature = true;
+};
+
+/// What a stage costs, without its plan: StagePricer::cost's answer.
+struct StageCost {
+  bool fits = false;
+  double seconds = 0;
+  ShardedMemory memory;
 };
 
 /// Prices stages of one function on sub-meshes of one cluster. Each answer
 /// is kept, so a request repeated with the same ops, mesh (shape and
-/// devices), mode and budget is a lookup; and each op's strategies and
-/// costs and each edge's resharding prices are kept per mesh and mode, so a
-/// new stage on a known mesh costs its graph's assembly and its solve.
+/// devices), mode and budget is a lookup; a stage with the same signature as
+/// one already solved (a run of a transformer's blocks like another) takes
+/// that solve's answer; and each op's strategies and costs and each edge's
+/// resharding prices are kept per mesh and mode, so a new stage on a known
+/// mesh costs its graph's assembly and its solve.
 ///
 /// The function is only read, and must neither change nor go away while
 /// the pricer lives; the answers point at its ops.
@@ -110,7 +127,8 @@ public:
   /// body or empty, a mesh not of the cluster's devices (plan::verifyMesh),
   /// a negative budget, a stage that no plan can run at all (the mode
   /// forbids every plan), a solver failure. The answer lives as long as the
-  /// pricer.
+  /// pricer; its `ops` are these ops' shardings, and a shared solve's
+  /// figures (whyNot names the ops of the stage first solved).
   llvm::Expected<const StagePrice &> price(int64_t first, int64_t last,
                                            const plan::Mesh &mesh,
                                            ShardingMode mode,
@@ -120,10 +138,27 @@ public:
                                            const plan::Mesh &mesh,
                                            ShardingMode mode,
                                            double budgetBytes = 0);
+  /// The time and memory of price(ops, ...) without its plan: what the
+  /// stage planner asks thousands of times, kept in far less memory.
+  llvm::Expected<StageCost> cost(llvm::ArrayRef<Operation *> ops,
+                                 const plan::Mesh &mesh, ShardingMode mode,
+                                 double budgetBytes = 0);
+  /// A number for a set of the body's ops (the same set, the same number;
+  /// errors as price()), and cost() by that number: a stage asked about on
+  /// many meshes is read once.
+  llvm::Expected<int64_t> stageNumber(llvm::ArrayRef<Operation *> ops);
+  llvm::Expected<StageCost> cost(int64_t stage, const plan::Mesh &mesh,
+                                 ShardingMode mode, double budgetBytes = 0);
+
+  /// The sharding attributes of an op under a strategy, as the memory
+  /// count reads them (see StagePricing.cpp).
+  using WrittenShardings =
+      llvm::DenseMap<std::pair<const PlannedNode *, int>, DictionaryAttr>;
 
   struct Stats {
-    /// Requests answered from memory, and priced.
-    int64_t hits = 0, misses = 0;
+    /// Requests answered from memory, answered by the solve of another
+    /// stage with the same signature, and solved.
+    int64_t hits = 0, shared = 0, misses = 0;
     /// Over every mesh and mode: ops and edges priced, and reused.
     StrategyGraphBuilder::Stats graphs;
     /// Meshes-and-modes with a builder.
@@ -136,15 +171,36 @@ private:
   using Runs = std::vector<int64_t>;
   using BuilderKey =
       std::tuple<std::vector<int64_t>, std::vector<int>, ShardingMode>;
-  using PriceKey = std::tuple<Runs, std::vector<int64_t>, std::vector<int>,
+  /// (number of the set of ops, mesh shape, devices, mode, budget).
+  using PriceKey = std::tuple<int64_t, std::vector<int64_t>, std::vector<int>,
+                              ShardingMode, double>;
+  struct RunsHash {
+    size_t operator()(const Runs &runs) const {
+      return llvm::hash_combine_range(runs.begin(), runs.end());
+    }
+  };
+  /// (signature number, mesh shape, devices, mode, budget).
+  using SolveKey = std::tuple<int64_t, std::vector<int64_t>, std::vector<int>,
                               ShardingMode, double>;
 
+  llvm::Expected<Runs> runsOf(llvm::ArrayRef<Operation *> ops);
+  /// The solved answer of a request (its `ops` empty), solving it, or
+  /// taking another stage's with the same signature, when new.
+  llvm::Expected<const StagePrice &> solved(int64_t runNumber,
+                                            const plan::Mesh &mesh,
+                                            ShardingMode mode,
+                                            double budgetBytes);
+  /// The full answer: the solved one with the request's own shardings.
   llvm::Expected<const StagePrice &> priceRuns(Runs runs,
                                                const plan::Mesh &mesh,
                                                ShardingMode mode,
                                                double budgetBytes);
-  llvm::Expected<StagePrice> solve(const Runs &runs, const plan::Mesh &mesh,
-                                   ShardingMode mode, double budgetBytes);
+  llvm::Expected<StagePrice> solve(const PlanScope &scope, int64_t numOps,
+                                   const plan::Mesh &mesh, ShardingMode mode,
+                                   double budgetBytes);
+  StrategyGraphBuilder &builderFor(const plan::Mesh &mesh, ShardingMode mode);
+  std::vector<Operation *> opsOf(const Runs &runs) const;
+  static int64_t opsCount(const Runs &runs);
 
   func::FuncOp func;
   plan::Cluster cluster;
@@ -152,8 +208,24 @@ private:
   std::vector<Operation *> bodyOps;
   llvm::DenseMap<Operation *, int64_t> position;
   std::map<BuilderKey, std::unique_ptr<StrategyGraphBuilder>> builders;
+  std::unique_ptr<StageSignatures> signatures;
+  std::map<ScopeSignature, int64_t> signatureNumbers;
+  /// Each set of ops asked about gets a number (the keys of the maps below
+  /// stay short), and its signature's number once worked out (-1 before).
+  std::unordered_map<Runs, int64_t, RunsHash> runNumbers;
+  std::vector<Runs> runsByNumber;
+  std::vector<int64_t> signatureOfRuns;
+  /// The scope of the first stage of each signature, by its number.
+  std::map<int64_t, PlanScope> firstScopes;
+  int64_t numberOf(const Runs &runs);
+  /// Solved answers (without `ops`), by problem, and each request's.
+  std::vector<std::unique_ptr<StagePrice>> solutions;
+  std::map<SolveKey, size_t> bySignature;
+  std::map<PriceKey, size_t> requests;
+  /// Full answers given out by price().
   std::map<PriceKey, StagePrice> prices;
-  int64_t hits = 0, misses = 0;
+  int64_t hits = 0, shared = 0, misses = 0;
+  WrittenShardings written;
 };
 
 } // namespace mlir::weft
