@@ -4,7 +4,9 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
+#include <cstdio>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -305,4 +307,65 @@ TEST(StagePlanner, NothingFits) {
   p.stageSeconds = [](int64_t, int64_t, const SubMeshShape &) { return kInf; };
   EXPECT_FALSE(planStages(p).found);
   EXPECT_FALSE(planStagesByBruteForce(p).found);
+}
+
+namespace {
+/// A GPT-like chain on `nodes` nodes of 8 devices: an embedding, `blocks`
+/// equal blocks and a heavy LM head; sharding scales sub-linearly and pays
+/// more across nodes; transfers are one boundary tensor.
+StageProblem gptLikeProblem(int64_t blocks, int64_t nodes,
+                            StageObjective objective, int64_t microbatches) {
+  StageProblem p;
+  p.layers = blocks + 2;
+  p.nodeKinds.assign(nodes, 0);
+  p.devicesPerNode = {8};
+  p.objective = objective;
+  p.microbatches = microbatches;
+  int64_t layers = p.layers;
+  p.stageSeconds = [layers](int64_t first, int64_t last,
+                            const SubMeshShape &s) {
+    double work = 0;
+    for (int64_t l = first; l < last; ++l)
+      work += l == 0 ? 0.2 : l + 1 == layers ? 3.5 : 1.0;
+    double d = static_cast<double>(s.devices());
+    double comm = 0.02 * static_cast<double>(last - first) *
+                  (s.nodes > 1 ? 4.0 : 1.0) * (d > 1 ? 1.0 : 0.0);
+    return work / std::pow(d, 0.85) + comm;
+  };
+  p.transferSeconds = [](int64_t, const SubMeshShape &from,
+                         const SubMeshShape &to, bool sameNode) {
+    double lanes = static_cast<double>(std::min(from.devices(), to.devices()));
+    return (sameNode ? 0.01 : 0.05) / lanes;
+  };
+  p.outputSeconds = [](const SubMeshShape &last) {
+    return last.devices() > 1 ? 0.05 : 0.0;
+  };
+  return p;
+}
+} // namespace
+
+// How the DP's work grows with layers and nodes (a report: run with
+// --gtest_also_run_disabled_tests).
+TEST(StagePlanner, DISABLED_ScalingReport) {
+  for (int64_t nodes : {1, 2, 4, 8})
+    for (int64_t blocks : {12, 24, 48, 96})
+      for (StageObjective objective :
+           {StageObjective::Throughput, StageObjective::Latency}) {
+        StageProblem p = gptLikeProblem(blocks, nodes, objective, 4);
+        auto start = std::chrono::steady_clock::now();
+        StagePlan plan = planStages(p);
+        double seconds = std::chrono::duration<double>(
+                             std::chrono::steady_clock::now() - start)
+                             .count();
+        std::printf("%2lld nodes %3lld blocks %-10s: %6.3f s, %lld states, "
+                    "%lld labels, %zu stages, objective %.4f\n",
+                    static_cast<long long>(nodes),
+                    static_cast<long long>(blocks),
+                    objective == StageObjective::Throughput ? "throughput"
+                                                            : "latency",
+                    seconds, static_cast<long long>(plan.states),
+                    static_cast<long long>(plan.labels), plan.stages.size(),
+                    stageObjectiveValue(p, plan));
+        std::fflush(stdout);
+      }
 }

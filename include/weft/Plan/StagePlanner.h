@@ -92,6 +92,10 @@ struct StageProblem {
   int64_t microbatches = 1;
   /// At most this many stages (0: as many as there are layers).
   int64_t maxStages = 0;
+  /// The DP makes at most this many states per pass (a count, so that the
+  /// result does not depend on the machine); past it, the plan is the best
+  /// found (StagePlan::complete is false). 0: no limit.
+  int64_t maxStates = 100000;
 };
 
 /// A stage's place: its shape and the nodes it uses (indices into
@@ -123,6 +127,18 @@ struct StagePlan {
   double latencySeconds = 0;
   /// Work of the search: DP states and the labels kept in them.
   int64_t states = 0, labels = 0;
+  /// The search ran to its end, so the plan is optimal within the model;
+  /// false when it stopped at maxStates.
+  bool complete = true;
+  /// The first search, over placements that fill the nodes in order (a
+  /// part of a node goes to the node of the stage before it or to a wholly
+  /// free node), ran to its end: the plan is at least the best of those.
+  bool inOrderComplete = true;
+  /// What no plan beats, the objective's first figure (the slowest cycle
+  /// for throughput, the latency for latency): stages on the best shapes
+  /// that the devices allow, with the cheapest transfers any neighbour
+  /// could have and no packing into nodes.
+  double lowerBoundSeconds = 0;
 };
 
 /// Every shape the cluster allows: for each kind, 1 .. its node count whole
@@ -146,6 +162,11 @@ StagePlan planStages(const StageProblem &problem);
 /// Every cut set x every shape per stage x every placement, evaluated with
 /// the same formulas: the oracle of the tests, exponential.
 StagePlan planStagesByBruteForce(const StageProblem &problem);
+
+/// Fills the times of `plan` (its firstLayer and stages set) from the
+/// problem's callbacks, with the formulas the DP uses; `found` is false when
+/// a stage does not fit.
+void evaluatePlan(const StageProblem &problem, StagePlan &plan);
 
 /// The objective's value of `plan` (what planStages minimizes first).
 double stageObjectiveValue(const StageProblem &problem,
