@@ -14,17 +14,23 @@
 
 #include "Stages.h"
 
+#include "weft/Plan/LayerClustering.h"
+#include "weft/Plan/Reshard.h"
 #include "weft/Plan/StageCut.h"
 #include "weft/Plan/StagePlanner.h"
 #include "weft/Transforms/StagePricing.h"
+#include "weft/Transforms/StageSignature.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InterleavedRange.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <map>
+#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -114,18 +120,87 @@ plan::StagePlacement pricingPlacement(const GroupedCluster &grouped,
 struct LayerChain {
   SmallVector<Operation *> computeOps;
   int64_t numLayers = 0;
+  /// Layer l holds compute ops [firstOp[l], firstOp[l + 1]).
+  std::vector<int64_t> firstOp;
   /// Per compute op: its layer.
   std::vector<int64_t> layerOf;
-  /// Per layer boundary b (between layers b - 1 and b): the bytes of the
-  /// values that earlier layers make and layer b or a later one reads.
-  std::vector<double> boundaryBytes;
+  /// Per layer boundary b (between layers b - 1 and b): the values that
+  /// earlier layers make and layer b or a later one reads, as (elements,
+  /// bytes per element), sorted; boundaries with equal lists move alike.
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> boundaryTensors;
+  /// The repeated blocks the layers follow (empty: the balanced rule).
+  std::vector<plan::RepeatedBlocks> repeats;
+  int64_t partsPerBlock = 1, blocksPerLayer = 1;
 };
 
-/// Clusters `body`'s compute ops into layers of balanced one-device time on
-/// `device`: `maxLayers` of them, or (0) as many as keep the stage prices
-/// near 320 for `numShapes` sub-mesh shapes (finer layers let cuts fall
-/// closer to the balance point; each run of layers on each shape is one
-/// ILP, L (L + 1) / 2 x shapes of them), between 4 and 16.
+/// Per cut position i (just before compute op i, 0 .. ops): the bytes of
+/// the values made before it and read at or after it.
+static std::vector<double> cutBytesOf(ArrayRef<Operation *> computeOps) {
+  DenseMap<Operation *, int64_t> computeIndex;
+  for (auto [i, op] : llvm::enumerate(computeOps))
+    computeIndex[op] = static_cast<int64_t>(i);
+  // A value adds its bytes to the cuts (def, last use]: a difference array.
+  std::vector<double> delta(computeOps.size() + 2, 0);
+  for (auto [i, op] : llvm::enumerate(computeOps))
+    for (Value result : op->getResults()) {
+      int64_t lastUse = static_cast<int64_t>(i);
+      for (Operation *user : result.getUsers())
+        if (auto it = computeIndex.find(user); it != computeIndex.end())
+          lastUse = std::max(lastUse, it->second);
+      if (lastUse == static_cast<int64_t>(i))
+        continue;
+      double bytes = tensorBytes(result.getType());
+      delta[i + 1] += bytes;
+      delta[lastUse + 1] -= bytes;
+    }
+  std::vector<double> bytes(computeOps.size() + 1, 0);
+  double running = 0;
+  for (size_t i = 0; i < bytes.size(); ++i)
+    bytes[i] = running += delta[i];
+  return bytes;
+}
+
+/// Per boundary b of the layers that start at `firstOp` (b in 0 ..
+/// layers): the tensors made before compute op firstOp[b] and read at or
+/// after it, as (elements, bytes per element), sorted.
+static std::vector<std::vector<std::pair<int64_t, int64_t>>>
+crossingTensors(ArrayRef<Operation *> computeOps,
+                ArrayRef<int64_t> firstOp) {
+  DenseMap<Operation *, int64_t> computeIndex;
+  for (auto [i, op] : llvm::enumerate(computeOps))
+    computeIndex[op] = static_cast<int64_t>(i);
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> out(firstOp.size());
+  for (auto [i, op] : llvm::enumerate(computeOps))
+    for (Value result : op->getResults()) {
+      int64_t lastUse = static_cast<int64_t>(i);
+      for (Operation *user : result.getUsers())
+        if (auto it = computeIndex.find(user); it != computeIndex.end())
+          lastUse = std::max(lastUse, it->second);
+      auto type = dyn_cast<ShapedType>(result.getType());
+      if (lastUse == static_cast<int64_t>(i) || !type ||
+          !type.hasStaticShape())
+        continue;
+      int64_t elementBytes =
+          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+      for (size_t b = 1; b + 1 < firstOp.size(); ++b)
+        if (firstOp[b] > static_cast<int64_t>(i) && firstOp[b] <= lastUse)
+          out[b].emplace_back(type.getNumElements(), elementBytes);
+    }
+  for (auto &tensors : out)
+    llvm::sort(tensors);
+  return out;
+}
+
+/// Clusters `body`'s compute ops into layers. A model that repeats a block
+/// gets layers aligned with its blocks (clusterRepeatedLayers): every copy
+/// of the block is the same layers, so runs of whole blocks are one
+/// problem for the pricer, whatever their place, and as many layers as
+/// blocks cost few more solves than one. Otherwise, or with `maxLayers`,
+/// layers of balanced one-device time on `device`: `maxLayers` of them, or
+/// (0) as many as keep the stage prices near 320 for `numShapes` sub-mesh
+/// shapes (finer layers let cuts fall closer to the balance point; each run
+/// of layers on each shape is one ILP, L (L + 1) / 2 x shapes of them),
+/// between 4 and 16.
 LayerChain clusterIntoLayers(Block &body, const plan::Cluster &cluster,
                              int device, int64_t maxLayers, size_t numShapes) {
   LayerChain chain;
@@ -138,34 +213,255 @@ LayerChain clusterIntoLayers(Block &body, const plan::Cluster &cluster,
   }
   if (chain.computeOps.empty())
     return chain;
-  if (maxLayers <= 0)
-    maxLayers = std::clamp<int64_t>(
-        static_cast<int64_t>(std::sqrt(640.0 / static_cast<double>(
-                                                   std::max<size_t>(numShapes,
-                                                                    1)))),
-        4, 16);
-  chain.numLayers = std::min<int64_t>(
-      static_cast<int64_t>(chain.computeOps.size()), maxLayers);
-  plan::StageCut layers = plan::balancedCut(costs, chain.numLayers);
+  std::vector<double> cutBytes = cutBytesOf(chain.computeOps);
+  if (maxLayers <= 0) {
+    StageSignatures signatures;
+    plan::LayerClusters clusters = plan::clusterRepeatedLayers(
+        signatures.structureHashes(chain.computeOps), costs, cutBytes);
+    chain.firstOp = std::move(clusters.firstOp);
+    chain.repeats = std::move(clusters.repeats);
+    chain.partsPerBlock = clusters.partsPerBlock;
+    chain.blocksPerLayer = clusters.blocksPerLayer;
+  }
+  if (chain.firstOp.empty()) {
+    if (maxLayers <= 0)
+      maxLayers = std::clamp<int64_t>(
+          static_cast<int64_t>(std::sqrt(
+              640.0 / static_cast<double>(std::max<size_t>(numShapes, 1)))),
+          4, 16);
+    int64_t layers = std::min<int64_t>(
+        static_cast<int64_t>(chain.computeOps.size()), maxLayers);
+    chain.firstOp = plan::balancedCut(costs, layers).firstOp;
+  }
+  chain.numLayers = static_cast<int64_t>(chain.firstOp.size()) - 1;
   chain.layerOf.assign(chain.computeOps.size(), 0);
   for (int64_t l = 0; l < chain.numLayers; ++l)
-    for (int64_t i = layers.firstOp[l]; i < layers.firstOp[l + 1]; ++i)
+    for (int64_t i = chain.firstOp[l]; i < chain.firstOp[l + 1]; ++i)
       chain.layerOf[i] = l;
-
-  DenseMap<Operation *, int64_t> computeIndex;
-  for (auto [i, op] : llvm::enumerate(chain.computeOps))
-    computeIndex[op] = static_cast<int64_t>(i);
-  chain.boundaryBytes.assign(chain.numLayers + 1, 0);
-  for (auto [i, op] : llvm::enumerate(chain.computeOps))
-    for (Value result : op->getResults()) {
-      int64_t lastUse = chain.layerOf[i];
-      for (Operation *user : result.getUsers())
-        if (auto it = computeIndex.find(user); it != computeIndex.end())
-          lastUse = std::max(lastUse, chain.layerOf[it->second]);
-      for (int64_t b = chain.layerOf[i] + 1; b <= lastUse; ++b)
-        chain.boundaryBytes[b] += tensorBytes(result.getType());
-    }
+  chain.boundaryTensors = crossingTensors(chain.computeOps, chain.firstOp);
   return chain;
+}
+
+/// Prices moving a layer boundary's tensors from one stage to the next
+/// with the resharding planner, as the pipeline's transfers will be planned
+/// (weft/Transforms/Pipeline.h's TransferNetwork: the same method, a rank
+/// performing one message at a time, broadcast chains as runtime calls).
+/// Each tensor is priced replicated on both sides: the next stage's first
+/// ops (a norm, a convolution's halo) usually read it whole, and the
+/// sender's sharding only adds choices; the tensors of a boundary move one
+/// after the other. The two stages are placed as the DP asks: inside one
+/// node, one after the other, or on different nodes; shapes that cannot be
+/// placed so are +infinity (the DP never uses them). Boundaries with the
+/// same tensors share their prices, and each tensor is priced flat (its
+/// elements in one dimension): replicated to replicated, only its bytes
+/// matter.
+class BoundaryTransfers {
+public:
+  BoundaryTransfers(const plan::Cluster &cluster,
+                    const GroupedCluster &grouped, const LayerChain &chain,
+                    plan::ReshardMethod method)
+      : cluster(cluster), grouped(grouped), method(method) {
+    std::map<std::vector<std::pair<int64_t, int64_t>>, int64_t> numbers;
+    for (const auto &tensors : chain.boundaryTensors) {
+      auto [it, inserted] = numbers.try_emplace(tensors, lists.size());
+      if (inserted)
+        lists.push_back(tensors);
+      listOfBoundary.push_back(it->second);
+    }
+  }
+
+  double seconds(int64_t boundary, const plan::SubMeshShape &from,
+                 const plan::SubMeshShape &to, bool sameNode) {
+    auto key = std::make_tuple(listOfBoundary[boundary], from, to, sameNode);
+    if (auto it = cache.find(key); it != cache.end())
+      return it->second;
+    std::optional<std::pair<plan::Mesh, plan::Mesh>> meshes =
+        placePair(from, to, sameNode);
+    double total = meshes ? between(boundary, meshes->first, meshes->second)
+                          : std::numeric_limits<double>::infinity();
+    cache[key] = total;
+    return total;
+  }
+
+  /// The seconds of the boundary's tensors from mesh `from` to mesh `to`.
+  double between(int64_t boundary, const plan::Mesh &from,
+                 const plan::Mesh &to) {
+    double total = 0;
+    for (const auto &[elements, elementBytes] : boundaryList(boundary)) {
+      plan::ReshardProblem problem;
+      problem.shape = {elements};
+      problem.elementBytes = elementBytes;
+      problem.source = {from, plan::TensorSharding::replicated(1)};
+      problem.destination = {to, plan::TensorSharding::replicated(1)};
+      llvm::Expected<plan::ReshardPlan> planned = plan::planResharding(
+          cluster, problem, method, TransferNetwork().options);
+      if (!planned) {
+        if (error.empty())
+          error = "transfer pricing: " + llvm::toString(planned.takeError());
+        else
+          llvm::consumeError(planned.takeError());
+        return std::numeric_limits<double>::infinity();
+      }
+      total += planned->predictedSeconds;
+    }
+    return total;
+  }
+
+  /// The first pricing error (empty when none).
+  std::string error;
+
+private:
+  const std::vector<std::pair<int64_t, int64_t>> &
+  boundaryList(int64_t boundary) const {
+    return lists[listOfBoundary[boundary]];
+  }
+
+  /// Meshes for two neighbouring stages of these shapes: inside one node
+  /// (`sameNode`: one after the other on the first node of their kind), or
+  /// on different nodes (the first ones of each kind that the other does
+  /// not use). None when the cluster has no such place.
+  std::optional<std::pair<plan::Mesh, plan::Mesh>>
+  placePair(const plan::SubMeshShape &from, const plan::SubMeshShape &to,
+            bool sameNode) const {
+    auto nodesOfKind = [&](int kind) {
+      std::vector<int64_t> out;
+      for (size_t g = 0; g < grouped.groups.size(); ++g)
+        if (grouped.groupKinds[g] == kind)
+          out.push_back(static_cast<int64_t>(g));
+      return out;
+    };
+    plan::StagePlacement a, b;
+    a.shape = from;
+    b.shape = to;
+    if (sameNode) {
+      std::vector<int64_t> nodes = nodesOfKind(from.kind);
+      if (from.kind != to.kind || from.nodes != 1 || to.nodes != 1 ||
+          nodes.empty() ||
+          from.devicesPerNode + to.devicesPerNode >
+              grouped.devicesPerGroup[from.kind])
+        return std::nullopt;
+      a.nodes = b.nodes = {nodes.front()};
+      b.firstDevice = from.devicesPerNode;
+    } else {
+      std::vector<int64_t> fromNodes = nodesOfKind(from.kind);
+      if (static_cast<int64_t>(fromNodes.size()) < from.nodes)
+        return std::nullopt;
+      a.nodes.assign(fromNodes.begin(), fromNodes.begin() + from.nodes);
+      for (int64_t g : nodesOfKind(to.kind))
+        if (static_cast<int64_t>(b.nodes.size()) < to.nodes &&
+            !llvm::is_contained(a.nodes, g))
+          b.nodes.push_back(g);
+      if (static_cast<int64_t>(b.nodes.size()) < to.nodes)
+        return std::nullopt;
+    }
+    return std::make_pair(meshOf(grouped, a), meshOf(grouped, b));
+  }
+
+  const plan::Cluster &cluster;
+  const GroupedCluster &grouped;
+  plan::ReshardMethod method;
+  /// Each boundary's tensors, as a number into `lists`.
+  std::vector<int64_t> listOfBoundary;
+  std::vector<std::vector<std::pair<int64_t, int64_t>>> lists;
+  std::map<std::tuple<int64_t, plan::SubMeshShape, plan::SubMeshShape, bool>,
+           double>
+      cache;
+};
+
+/// The best of the manual plans Megatron-LM's users write, priced by the
+/// same cost model as the stage planner's: tp devices inside a node split
+/// each layer's tensors, pp stages of layers split as evenly as their count
+/// allows, dp copies of each stage; every device used (tp x pp x dp = N).
+/// Stage k takes the k-th run of tp x dp devices in node order, as a
+/// dp x tp mesh, and its sharding is the intra-operator planner's on that
+/// mesh (Megatron's column and row splits are among its choices, so this
+/// is the best such plan, not only Megatron's).
+struct ManualPlans {
+  /// Plans priced, and those whose stages fit their devices' memory.
+  int64_t tried = 0, fitting = 0;
+  int64_t tp = 0, pp = 0, dp = 0;
+  double cycleSeconds = std::numeric_limits<double>::infinity();
+  double latencySeconds = std::numeric_limits<double>::infinity();
+  /// Why none was tried (devices of several kinds or node sizes).
+  std::string skipped;
+};
+
+ManualPlans bestMegatronPlan(
+    const GroupedCluster &grouped, const plan::StageProblem &problem,
+    const std::function<double(int64_t, int64_t, const plan::Mesh &)>
+        &meshSeconds,
+    BoundaryTransfers &transfers) {
+  ManualPlans out;
+  if (grouped.devicesPerGroup.size() != 1) {
+    out.skipped = "the devices are of several kinds or node sizes";
+    return out;
+  }
+  std::vector<int> ordered;
+  for (const DeviceGroup &g : grouped.groups)
+    llvm::append_range(ordered, g.devices);
+  int64_t devices = static_cast<int64_t>(ordered.size());
+  int64_t nodeSize = grouped.devicesPerGroup.front();
+  int64_t layers = problem.layers;
+  bool throughput = problem.objective == plan::StageObjective::Throughput;
+  auto key = [&](double cycle, double latency) {
+    return throughput ? std::make_pair(cycle, latency)
+                      : std::make_pair(latency, cycle);
+  };
+  for (int64_t tp = 1; tp <= nodeSize; ++tp) {
+    if (nodeSize % tp != 0)
+      continue;
+    for (int64_t pp = 1; pp <= layers && tp * pp <= devices; ++pp) {
+      if (devices % (tp * pp) != 0)
+        continue;
+      int64_t dp = devices / (tp * pp);
+      ++out.tried;
+      std::vector<plan::Mesh> meshes(pp);
+      std::vector<int64_t> first(pp + 1);
+      for (int64_t k = 0; k <= pp; ++k)
+        first[k] = k * layers / pp;
+      for (int64_t k = 0; k < pp; ++k) {
+        plan::Mesh &mesh = meshes[k];
+        mesh.name = "stage";
+        mesh.devices.assign(ordered.begin() + k * tp * dp,
+                            ordered.begin() + (k + 1) * tp * dp);
+        if (dp == 1 || tp == 1)
+          mesh.shape = {tp * dp};
+        else
+          mesh.shape = {dp, tp};
+      }
+      std::vector<double> compute(pp), in(pp, 0);
+      bool fits = true;
+      for (int64_t k = 0; k < pp && fits; ++k) {
+        compute[k] = meshSeconds(first[k], first[k + 1], meshes[k]);
+        if (k > 0)
+          in[k] = transfers.between(first[k], meshes[k - 1], meshes[k]);
+        fits = std::isfinite(compute[k]) && std::isfinite(in[k]);
+      }
+      if (!fits)
+        continue;
+      ++out.fitting;
+      plan::SubMeshShape last;
+      last.nodes = std::max<int64_t>(1, tp * dp / nodeSize);
+      last.devicesPerNode = tp * dp / last.nodes;
+      double collect =
+          problem.outputSeconds ? problem.outputSeconds(last) : 0.0;
+      double cycle = 0, latency = collect;
+      for (int64_t k = 0; k < pp; ++k) {
+        cycle = std::max(cycle, compute[k] + in[k] +
+                                    (k + 1 < pp ? in[k + 1] : collect));
+        latency += compute[k] + in[k];
+      }
+      latency += static_cast<double>(problem.microbatches - 1) * cycle;
+      if (key(cycle, latency) < key(out.cycleSeconds, out.latencySeconds)) {
+        out.tp = tp;
+        out.pp = pp;
+        out.dp = dp;
+        out.cycleSeconds = cycle;
+        out.latencySeconds = latency;
+      }
+    }
+  }
+  return out;
 }
 
 /// "1.303 ms" or, below a millisecond, "12.345 us".
@@ -179,8 +475,10 @@ std::string formatSeconds(double seconds) {
 /// best one. Each layer needs at least its cheapest device-seconds (price
 /// x devices) and at least its fastest time on any sub-mesh.
 void writeReport(std::string &report, const plan::StageProblem &problem,
-                 const plan::StagePlan &result, size_t prices,
-                 int64_t solved, int64_t devices) {
+                 const LayerChain &chain, const plan::StagePlan &result,
+                 size_t prices, const StagePricer::Stats &pricing,
+                 int64_t devices, const ManualPlans &manual,
+                 llvm::ArrayRef<std::string> kindNames) {
   double deviceSeconds = 0, slowestLayer = 0;
   for (int64_t l = 0; l < problem.layers; ++l) {
     double fastest = std::numeric_limits<double>::infinity();
@@ -199,18 +497,35 @@ void writeReport(std::string &report, const plan::StageProblem &problem,
   double bound = std::max(perfect, slowestLayer);
   llvm::raw_string_ostream os(report);
   os << llvm::formatv("stage planner: {0} layers, {1} sub-mesh shapes, {2} "
-                      "stage prices ({3} solved); DP {4} states, {5} labels\n",
-                      problem.layers, problem.shapes.size(), prices, solved,
-                      result.states, result.labels);
+                      "stage prices ({3} solved, {4} shared); DP {5} states, "
+                      "{6} labels\n",
+                      problem.layers, problem.shapes.size(), prices,
+                      pricing.misses, pricing.shared, result.states,
+                      result.labels);
+  if (!chain.repeats.empty()) {
+    int64_t blocks = 0;
+    for (const plan::RepeatedBlocks &run : chain.repeats)
+      blocks += run.count;
+    os << llvm::formatv("  layers follow {0} repeated block(s) in {1} "
+                        "run(s) (the first: {2} x {3} ops), ",
+                        blocks, chain.repeats.size(), chain.repeats[0].count,
+                        chain.repeats[0].period);
+    if (chain.blocksPerLayer > 1)
+      os << llvm::formatv("{0} blocks a layer\n", chain.blocksPerLayer);
+    else
+      os << llvm::formatv("{0} layer(s) a block\n", chain.partsPerBlock);
+  }
   for (auto [k, placement] : llvm::enumerate(result.stages))
     os << llvm::formatv("  stage {0}: layers {1}..{2} on {3} device(s) "
-                        "({4}x{5}), compute {6}, transfer in {7}, cycle {8}\n",
+                        "({4}x{5} {9}), compute {6}, transfer in {7}, cycle "
+                        "{8}\n",
                         k, result.firstLayer[k], result.firstLayer[k + 1] - 1,
                         placement.shape.devices(), placement.shape.nodes,
                         placement.shape.devicesPerNode,
                         formatSeconds(result.stageSeconds[k]),
                         formatSeconds(result.transferInSeconds[k]),
-                        formatSeconds(result.cycleSeconds[k]));
+                        formatSeconds(result.cycleSeconds[k]),
+                        kindNames[placement.shape.kind]);
   os << "  outputs to the collector: "
      << formatSeconds(result.outputCollectionSeconds)
      << " (in the last stage's cycle)\n";
@@ -221,9 +536,66 @@ void writeReport(std::string &report, const plan::StageProblem &problem,
       formatSeconds(result.slowestCycleSeconds), formatSeconds(bound),
       devices, formatSeconds(perfect), formatSeconds(slowestLayer),
       bound > 0 ? result.slowestCycleSeconds / bound : 1.0);
+  bool throughput = problem.objective == plan::StageObjective::Throughput;
+  double reached = throughput ? result.slowestCycleSeconds
+                              : result.latencySeconds;
+  os << llvm::formatv("  the search's bound on the {0}: {1} (the best shapes "
+                      "the devices allow, the cheapest transfers, nodes not "
+                      "packed): ratio {2:F3}\n",
+                      throughput ? "slowest cycle" : "latency",
+                      formatSeconds(result.lowerBoundSeconds),
+                      result.lowerBoundSeconds > 0
+                          ? reached / result.lowerBoundSeconds
+                          : 1.0);
+  if (!result.complete)
+    os << llvm::formatv(
+        "  the search stopped at its limit of {0} DP states a pass: the plan "
+        "is the best found, {1}, not proven optimal over every packing\n",
+        problem.maxStates,
+        result.inOrderComplete
+            ? "at least the best that fills the nodes in order"
+            : "(the search in node order stopped too)");
   os << llvm::formatv("  {0} microbatch(es): latency {1}\n",
                       problem.microbatches,
                       formatSeconds(result.latencySeconds));
+  if (result.stages.size() > 1) {
+    // The same sub-meshes and placement with the layers split evenly: what
+    // balancing by predicted time gains (unequal devices, uneven layers).
+    plan::StagePlan even = result;
+    size_t n = result.stages.size();
+    for (size_t k = 0; k <= n; ++k)
+      even.firstLayer[k] = static_cast<int64_t>(k) * problem.layers /
+                           static_cast<int64_t>(n);
+    plan::evaluatePlan(problem, even);
+    os << "  the same sub-meshes with the layers split evenly ("
+       << llvm::interleaved(llvm::ArrayRef(even.firstLayer).drop_back())
+       << "): ";
+    if (even.found)
+      os << llvm::formatv("slowest cycle {0}, latency {1}\n",
+                          formatSeconds(even.slowestCycleSeconds),
+                          formatSeconds(even.latencySeconds));
+    else
+      os << "a stage does not fit its devices' memory\n";
+  }
+  os << "  Megatron-style plans (tp inside a node x pp stages of even layer "
+        "counts x dp, on all devices; each stage sharded by the same "
+        "planner): ";
+  if (!manual.skipped.empty()) {
+    os << "not tried: " << manual.skipped << "\n";
+  } else if (manual.fitting == 0) {
+    os << llvm::formatv("{0} tried, none fits the devices' memory\n",
+                        manual.tried);
+  } else {
+    os << llvm::formatv(
+        "{0} tried, {1} fit; the best tp {2} x pp {3} x dp {4}: slowest cycle "
+        "{5}, latency {6}; this plan's cycle {7:F3}x and latency {8:F3}x of "
+        "it\n",
+        manual.tried, manual.fitting, manual.tp, manual.pp, manual.dp,
+        formatSeconds(manual.cycleSeconds),
+        formatSeconds(manual.latencySeconds),
+        result.slowestCycleSeconds / manual.cycleSeconds,
+        result.latencySeconds / manual.latencySeconds);
+  }
 }
 
 } // namespace
@@ -242,7 +614,6 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     return func.emitError("--stages=auto: the model has no op to compute");
   const SmallVector<Operation *> &computeOps = chain.computeOps;
   const std::vector<int64_t> &layerOf = chain.layerOf;
-  const std::vector<double> &boundaryBytes = chain.boundaryBytes;
   int64_t numLayers = chain.numLayers;
 
   StagePricerOptions pricerOptions;
@@ -251,42 +622,55 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   // (first layer, last layer, shape) -> seconds, +inf where it does not fit.
   std::map<std::tuple<int64_t, int64_t, plan::SubMeshShape>, double> priced;
   std::string pricingError;
+  // Each layer run is read once and each shape's mesh made once: the DP
+  // asks for every run on every shape.
+  std::map<std::pair<int64_t, int64_t>, int64_t> stageNumbers;
+  auto keepError = [&](llvm::Error error) {
+    if (pricingError.empty())
+      pricingError = llvm::toString(std::move(error));
+    else
+      llvm::consumeError(std::move(error));
+  };
+  // Layers [first, last) on `mesh`: seconds, +inf where they do not fit.
+  auto meshSeconds = [&](int64_t first, int64_t last, const plan::Mesh &mesh) {
+    double seconds = std::numeric_limits<double>::infinity();
+    auto [stage, freshStage] = stageNumbers.try_emplace({first, last}, -1);
+    if (freshStage) {
+      ArrayRef<Operation *> ops =
+          ArrayRef<Operation *>(computeOps)
+              .slice(chain.firstOp[first],
+                     chain.firstOp[last] - chain.firstOp[first]);
+      llvm::Expected<int64_t> number = pricer.stageNumber(ops);
+      if (!number)
+        keepError(number.takeError());
+      else
+        stage->second = *number;
+    }
+    if (stage->second < 0)
+      return seconds;
+    llvm::Expected<StageCost> price =
+        pricer.cost(stage->second, mesh, options.mode);
+    if (!price)
+      keepError(price.takeError());
+    else if (price->fits)
+      seconds = price->seconds;
+    return seconds;
+  };
+  std::map<plan::SubMeshShape, plan::Mesh> meshes;
   auto stageSeconds = [&](int64_t first, int64_t last,
                           const plan::SubMeshShape &shape) {
     auto key = std::make_tuple(first, last, shape);
     if (auto it = priced.find(key); it != priced.end())
       return it->second;
-    SmallVector<Operation *> ops;
-    for (auto [i, op] : llvm::enumerate(computeOps))
-      if (layerOf[i] >= first && layerOf[i] < last)
-        ops.push_back(op);
-    plan::Mesh mesh = meshOf(grouped, pricingPlacement(grouped, shape));
-    double seconds = std::numeric_limits<double>::infinity();
-    llvm::Expected<const StagePrice &> price =
-        pricer.price(ops, mesh, options.mode);
-    if (!price) {
-      if (pricingError.empty())
-        pricingError = llvm::toString(price.takeError());
-      else
-        llvm::consumeError(price.takeError());
-    } else if (price->fits) {
-      seconds = price->seconds;
-    }
-    priced[key] = seconds;
-    return seconds;
+    auto [mesh, freshMesh] = meshes.try_emplace(shape);
+    if (freshMesh)
+      mesh->second = meshOf(grouped, pricingPlacement(grouped, shape));
+    return priced[key] = meshSeconds(first, last, mesh->second);
   };
-  // Point to point: the sending and receiving devices move their shares
-  // in parallel, over a node's link or the network.
+  BoundaryTransfers transfers(cluster, grouped, chain, options.reshardMethod);
   auto transferSeconds = [&](int64_t layer, const plan::SubMeshShape &from,
                              const plan::SubMeshShape &to, bool sameNode) {
-    const plan::Link &link = sameNode ? cluster.intraNode : cluster.interNode;
-    const plan::Link &used =
-        link.bandwidthBytesPerS > 0 ? link : cluster.intraNode;
-    if (used.bandwidthBytesPerS <= 0)
-      return 0.0;
-    double lanes = static_cast<double>(std::min(from.devices(), to.devices()));
-    return used.latencySeconds +
-           boundaryBytes[layer] / (lanes * used.bandwidthBytesPerS);
+    return transfers.seconds(layer, from, to, sameNode);
   };
 
   // The outputs go to the collector, the last stage's first device: one
@@ -329,6 +713,8 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
         "--stages=auto: no pipeline of these devices fits the model");
     if (!pricingError.empty())
       diag << ": " << pricingError;
+    else if (!transfers.error.empty())
+      diag << ": " << transfers.error;
     else
       diag << ": every cut leaves a stage over its devices' memory";
     return diag;
@@ -361,8 +747,13 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     stages.push_back(std::move(request));
   }
 
-  writeReport(report, problem, result, priced.size(), pricer.stats().misses,
-              static_cast<int64_t>(devices.size()));
+  ManualPlans manual =
+      bestMegatronPlan(grouped, problem, meshSeconds, transfers);
+  std::vector<std::string> kindNames;
+  for (int deviceKind : grouped.deviceKindOf)
+    kindNames.push_back(cluster.kinds[deviceKind].name);
+  writeReport(report, problem, chain, result, priced.size(), pricer.stats(),
+              static_cast<int64_t>(devices.size()), manual, kindNames);
   if (requestSeconds)
     *requestSeconds = problem.objective == plan::StageObjective::Throughput
                           ? static_cast<double>(problem.microbatches) *

@@ -99,6 +99,20 @@ static TransferNetwork networkOf(const WeftcOptions &options,
   return network;
 }
 
+/// The stage planner's options from the command line's, for `microbatches`
+/// microbatches per batch.
+static AutoStageOptions autoStageOptions(const WeftcOptions &options,
+                                         const AutoShardOptions &shardOptions,
+                                         int64_t microbatches) {
+  AutoStageOptions autoOptions;
+  autoOptions.objective = shardOptions.objective;
+  autoOptions.microbatches = microbatches;
+  autoOptions.maxStages = options.maxStages;
+  autoOptions.mode = shardOptions.mode;
+  autoOptions.reshardMethod = options.reshardMethod;
+  return autoOptions;
+}
+
 /// Numbers the ranks, gives each stage its mesh, and adds the stages'
 /// meshes to `cluster` after the command line's. Returns 0, or 1 after
 /// reporting a stage whose mesh the cluster refuses.
@@ -297,11 +311,8 @@ int mlir::weft::compilePipeline(
   std::vector<double> work;
   FailureOr<StageAssignment> assignment = failure();
   if (options.autoStages) {
-    AutoStageOptions autoOptions;
-    autoOptions.objective = shardOptions.objective;
-    autoOptions.microbatches = options.microbatches;
-    autoOptions.maxStages = options.maxStages;
-    autoOptions.mode = shardOptions.mode;
+    AutoStageOptions autoOptions =
+        autoStageOptions(options, shardOptions, options.microbatches);
     std::string report;
     assignment = assignAutoStages(func, cluster, whole.devices, autoOptions,
                                   stages, report);
@@ -463,11 +474,7 @@ int mlir::weft::chooseMicrobatches(MLIRContext &context, WeftcOptions &options,
       trials.push_back(trial);
       continue;
     }
-    AutoStageOptions autoOptions;
-    autoOptions.objective = shardOptions.objective;
-    autoOptions.microbatches = m;
-    autoOptions.maxStages = options.maxStages;
-    autoOptions.mode = shardOptions.mode;
+    AutoStageOptions autoOptions = autoStageOptions(options, shardOptions, m);
     std::vector<StageRequest> stages;
     std::string report, why;
     FailureOr<StageAssignment> assignment = failure();

@@ -77,6 +77,10 @@ struct AutoStageOptions {
   /// 2 sub-mesh shapes, 8 for 9).
   int64_t maxLayers = 0;
   ShardingMode mode = ShardingMode::Auto;
+  /// How the pipeline's transfers will be planned (--reshard-method): the
+  /// DP prices the tensors between stages with it.
+  ::weft::plan::ReshardMethod reshardMethod =
+      ::weft::plan::ReshardMethod::Balanced;
 };
 
 /// --stages=auto: clusters main's ops into a chain of layers, prices runs
