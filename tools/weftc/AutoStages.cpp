@@ -31,6 +31,7 @@
 #include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <tuple>
 
 using namespace mlir;
@@ -287,24 +288,30 @@ public:
   double between(int64_t boundary, const plan::Mesh &from,
                  const plan::Mesh &to) {
     double total = 0;
-    for (const auto &[elements, elementBytes] : boundaryList(boundary)) {
-      plan::ReshardProblem problem;
-      problem.shape = {elements};
-      problem.elementBytes = elementBytes;
-      problem.source = {from, plan::TensorSharding::replicated(1)};
-      problem.destination = {to, plan::TensorSharding::replicated(1)};
-      llvm::Expected<plan::ReshardPlan> planned = plan::planResharding(
-          cluster, problem, method, TransferNetwork().options);
-      if (!planned) {
-        if (error.empty())
-          error = "transfer pricing: " + llvm::toString(planned.takeError());
-        else
-          llvm::consumeError(planned.takeError());
-        return std::numeric_limits<double>::infinity();
-      }
-      total += planned->predictedSeconds;
-    }
+    for (const auto &[elements, elementBytes] : boundaryList(boundary))
+      total += tensorSeconds(elements, elementBytes, from, to);
     return total;
+  }
+
+  /// The seconds of one tensor of `elements` x `elementBytes` from mesh
+  /// `from` to mesh `to`, replicated on both.
+  double tensorSeconds(int64_t elements, int64_t elementBytes,
+                       const plan::Mesh &from, const plan::Mesh &to) {
+    plan::ReshardProblem problem;
+    problem.shape = {elements};
+    problem.elementBytes = elementBytes;
+    problem.source = {from, plan::TensorSharding::replicated(1)};
+    problem.destination = {to, plan::TensorSharding::replicated(1)};
+    llvm::Expected<plan::ReshardPlan> planned = plan::planResharding(
+        cluster, problem, method, TransferNetwork().options);
+    if (!planned) {
+      if (error.empty())
+        error = "transfer pricing: " + llvm::toString(planned.takeError());
+      else
+        llvm::consumeError(planned.takeError());
+      return std::numeric_limits<double>::infinity();
+    }
+    return planned->predictedSeconds;
   }
 
   /// The first pricing error (empty when none).
@@ -462,6 +469,55 @@ ManualPlans bestMegatronPlan(
     }
   }
   return out;
+}
+
+std::string formatSeconds(double seconds);
+
+/// The report's line on tensors that skip stages (a DAG's skip
+/// connections): the DP's chain prices such a tensor at every boundary it
+/// crosses, as if each stage between relayed it; the pipeline sends it
+/// straight from its stage to each reader's. Those direct transfers are
+/// priced here, after the DP, on the plan's real meshes. Empty when no
+/// tensor skips a stage.
+std::string describeSkipTransfers(
+    ArrayRef<Operation *> computeOps, const std::vector<int64_t> &layerOf,
+    const plan::StagePlan &plan, const GroupedCluster &grouped,
+    BoundaryTransfers &transfers,
+    const std::function<int(int64_t)> &stageOfLayer) {
+  DenseMap<Operation *, int> stageOf;
+  for (auto [i, op] : llvm::enumerate(computeOps))
+    stageOf[op] = stageOfLayer(layerOf[i]);
+  int64_t count = 0;
+  double seconds = 0;
+  int widest = 0;
+  for (Operation *op : computeOps)
+    for (Value result : op->getResults()) {
+      auto type = dyn_cast<ShapedType>(result.getType());
+      if (!type || !type.hasStaticShape())
+        continue;
+      int from = stageOf[op];
+      std::set<int> readers;
+      for (Operation *user : result.getUsers())
+        if (auto it = stageOf.find(user);
+            it != stageOf.end() && it->second > from + 1)
+          readers.insert(it->second);
+      for (int to : readers) {
+        ++count;
+        widest = std::max(widest, to - from);
+        seconds += transfers.tensorSeconds(
+            type.getNumElements(),
+            std::max<int64_t>(1, type.getElementTypeBitWidth() / 8),
+            meshOf(grouped, plan.stages[from]),
+            meshOf(grouped, plan.stages[to]));
+      }
+    }
+  if (count == 0)
+    return "";
+  return llvm::formatv("  {0} transfer(s) skip stages (up to {1} stages "
+                       "ahead): the DP priced each at every boundary it "
+                       "crosses; sent directly, after the DP: {2} in all\n",
+                       count, widest, formatSeconds(seconds))
+      .str();
 }
 
 /// "1.303 ms" or, below a millisecond, "12.345 us".
@@ -747,6 +803,8 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     stages.push_back(std::move(request));
   }
 
+  std::string skips = describeSkipTransfers(
+      computeOps, layerOf, result, grouped, transfers, stageOfLayer);
   ManualPlans manual =
       bestMegatronPlan(grouped, problem, meshSeconds, transfers);
   std::vector<std::string> kindNames;
@@ -754,6 +812,7 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     kindNames.push_back(cluster.kinds[deviceKind].name);
   writeReport(report, problem, chain, result, priced.size(), pricer.stats(),
               static_cast<int64_t>(devices.size()), manual, kindNames);
+  report += skips;
   if (requestSeconds)
     *requestSeconds = problem.objective == plan::StageObjective::Throughput
                           ? static_cast<double>(problem.microbatches) *
