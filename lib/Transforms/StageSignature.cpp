@@ -31,6 +31,17 @@ static bool namesTheWeight(Operation *op, StringAttr name) {
          name == "checksum";
 }
 
+/// A float constant's values (a small bias folded into the IR) do not
+/// change what the planner sees: its type does. Integer constants stay
+/// whole: they are shapes, axes and indices, which change the ops.
+static bool isFloatConstantValue(Operation *op, NamedAttribute attr) {
+  auto constant = dyn_cast<ConstantOp>(op);
+  if (!constant || attr.getName() != "value")
+    return false;
+  auto elements = dyn_cast<ElementsAttr>(attr.getValue());
+  return elements && isa<FloatType>(elements.getElementType());
+}
+
 uint64_t StageSignatures::ownPart(Operation *op) {
   auto [it, inserted] = parts.try_emplace(op, 0);
   if (!inserted)
@@ -43,6 +54,12 @@ uint64_t StageSignatures::ownPart(Operation *op) {
   for (NamedAttribute attr : op->getAttrs()) {
     if (namesTheWeight(op, attr.getName()))
       continue;
+    if (isFloatConstantValue(op, attr)) {
+      words.push_back(word(attr.getName().getAsOpaquePointer()));
+      words.push_back(word(
+          cast<ElementsAttr>(attr.getValue()).getType().getAsOpaquePointer()));
+      continue;
+    }
     words.push_back(word(attr.getName().getAsOpaquePointer()));
     words.push_back(word(attr.getValue().getAsOpaquePointer()));
   }

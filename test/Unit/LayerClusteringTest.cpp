@@ -76,7 +76,10 @@ TEST(LayerClustering, FindsTheBlocksOfAGptLikeModel) {
 // and the ops around them get layers of about a block part's time.
 TEST(LayerClustering, BlocksBecomeAlignedLayers) {
   Model m = gptLike(2, 6, 5, 2);
-  LayerClusters layers = clusterRepeatedLayers(m.hashes, m.costs, m.cutBytes);
+  LayerClusterOptions twelve;
+  twelve.minLayers = 12;
+  LayerClusters layers =
+      clusterRepeatedLayers(m.hashes, m.costs, m.cutBytes, twelve);
   ASSERT_EQ(layers.repeats.size(), 1u);
   // 12 layers wanted over 6 blocks: 2 parts per block (3 + 2 ops).
   EXPECT_EQ(layers.partsPerBlock, 2);

@@ -377,8 +377,9 @@ private:
 
 /// The best of the manual plans Megatron-LM's users write, priced by the
 /// same cost model as the stage planner's: tp devices inside a node split
-/// each layer's tensors, pp stages of layers split as evenly as their count
-/// allows, dp copies of each stage; every device used (tp x pp x dp = N).
+/// each layer's tensors, pp stages of as even counts of blocks as their
+/// number allows (of layers when the model repeats no block), dp copies of
+/// each stage; every device used (tp x pp x dp = N).
 /// Stage k takes the k-th run of tp x dp devices in node order, as a
 /// dp x tp mesh, and its sharding is the intra-operator planner's on that
 /// mesh (Megatron's column and row splits are among its choices, so this
@@ -393,8 +394,35 @@ struct ManualPlans {
   std::string skipped;
 };
 
+/// Where Megatron's stages may start: at the start of a repeated block
+/// when the layers follow blocks (Megatron splits whole transformer
+/// layers; what precedes the first block goes with the first stage), else
+/// at every layer. Layer 0 first.
+std::vector<int64_t> megatronUnits(const LayerChain &chain) {
+  std::vector<int64_t> blockStarts;
+  for (const plan::RepeatedBlocks &run : chain.repeats)
+    for (int64_t b = 0; b < run.count; ++b) {
+      int64_t op = run.first + b * run.period;
+      auto at = llvm::lower_bound(chain.firstOp, op);
+      if (at != chain.firstOp.end() && *at == op)
+        blockStarts.push_back(at - chain.firstOp.begin());
+    }
+  llvm::sort(blockStarts);
+  std::vector<int64_t> units = {0};
+  if (blockStarts.empty()) {
+    for (int64_t l = 1; l < chain.numLayers; ++l)
+      units.push_back(l);
+    return units;
+  }
+  // The first block goes with what precedes it (an embedding).
+  for (int64_t start : llvm::drop_begin(blockStarts))
+    units.push_back(start);
+  return units;
+}
+
 ManualPlans bestMegatronPlan(
     const GroupedCluster &grouped, const plan::StageProblem &problem,
+    const std::vector<int64_t> &units,
     const std::function<double(int64_t, int64_t, const plan::Mesh &)>
         &meshSeconds,
     BoundaryTransfers &transfers) {
@@ -417,15 +445,17 @@ ManualPlans bestMegatronPlan(
   for (int64_t tp = 1; tp <= nodeSize; ++tp) {
     if (nodeSize % tp != 0)
       continue;
-    for (int64_t pp = 1; pp <= layers && tp * pp <= devices; ++pp) {
+    int64_t numUnits = static_cast<int64_t>(units.size());
+    for (int64_t pp = 1; pp <= numUnits && tp * pp <= devices; ++pp) {
       if (devices % (tp * pp) != 0)
         continue;
       int64_t dp = devices / (tp * pp);
       ++out.tried;
       std::vector<plan::Mesh> meshes(pp);
       std::vector<int64_t> first(pp + 1);
-      for (int64_t k = 0; k <= pp; ++k)
-        first[k] = k * layers / pp;
+      for (int64_t k = 0; k < pp; ++k)
+        first[k] = units[k * numUnits / pp];
+      first[pp] = layers;
       for (int64_t k = 0; k < pp; ++k) {
         plan::Mesh &mesh = meshes[k];
         mesh.name = "stage";
@@ -633,7 +663,7 @@ void writeReport(std::string &report, const plan::StageProblem &problem,
     else
       os << "a stage does not fit its devices' memory\n";
   }
-  os << "  Megatron-style plans (tp inside a node x pp stages of even layer "
+  os << "  Megatron-style plans (tp inside a node x pp stages of even block "
         "counts x dp, on all devices; each stage sharded by the same "
         "planner): ";
   if (!manual.skipped.empty()) {
@@ -730,21 +760,20 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   };
 
   // The outputs go to the collector, the last stage's first device: one
-  // receiver, over the node's link (the stage's devices share its node) or
-  // the network (a stage of whole nodes).
+  // receiver, over the link from the stage's last device (the node's own
+  // link, or the network for a stage of whole nodes), priced as the
+  // resharding planner prices one message (plan::messageLink: per-node
+  // links, NIC rails).
   double outputBytes = 0;
   for (Value result : body.getTerminator()->getOperands())
     outputBytes += tensorBytes(result.getType());
   auto outputSeconds = [&](const plan::SubMeshShape &last) {
     if (last.devices() == 1)
       return 0.0;
-    const plan::Link &link =
-        last.nodes > 1 && cluster.interNode.bandwidthBytesPerS > 0
-            ? cluster.interNode
-            : cluster.intraNode;
-    if (link.bandwidthBytesPerS <= 0)
-      return 0.0;
-    return link.latencySeconds + outputBytes / link.bandwidthBytesPerS;
+    plan::Mesh mesh = meshOf(grouped, pricingPlacement(grouped, last));
+    return plan::messageSeconds(
+        plan::messageLink(cluster, mesh.devices.back(), mesh.devices.front()),
+        outputBytes);
   };
 
   plan::StageProblem problem;
@@ -806,7 +835,8 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   std::string skips = describeSkipTransfers(
       computeOps, layerOf, result, grouped, transfers, stageOfLayer);
   ManualPlans manual =
-      bestMegatronPlan(grouped, problem, meshSeconds, transfers);
+      bestMegatronPlan(grouped, problem, megatronUnits(chain), meshSeconds,
+                       transfers);
   std::vector<std::string> kindNames;
   for (int deviceKind : grouped.deviceKindOf)
     kindNames.push_back(cluster.kinds[deviceKind].name);

@@ -28,7 +28,9 @@ namespace mlir::weft {
 /// same order (op name, attributes but a weight's name, file, offset and
 /// checksum, result types, each operand as a position in the scope), the
 /// same outputs, and the same uses outside the scope (their number and
-/// users' kinds, which the cost model's fusion rules read).
+/// users' kinds, which the cost model's fusion rules read). A float
+/// constant counts by its type, not its values (a folded bias of each
+/// block).
 struct ScopeSignature {
   std::vector<uint64_t> words;
 
