@@ -342,11 +342,6 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     return seconds;
   };
   std::map<plan::SubMeshShape, plan::Mesh> meshes;
-  // A run on a shape costs its best logical mesh; which one is kept for
-  // the plan's stages.
-  std::map<std::tuple<int64_t, int64_t, plan::SubMeshShape>,
-           std::vector<int64_t>>
-      bestMeshShape;
   auto stageSeconds = [&](int64_t first, int64_t last,
                           const plan::SubMeshShape &shape) {
     auto key = std::make_tuple(first, last, shape);
@@ -355,18 +350,7 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     auto [mesh, freshMesh] = meshes.try_emplace(shape);
     if (freshMesh)
       mesh->second = meshOf(grouped, pricingPlacement(grouped, shape));
-    double best = std::numeric_limits<double>::infinity();
-    plan::Mesh logical = mesh->second;
-    for (std::vector<int64_t> &meshShape : logicalMeshShapes(
-             shape, grouped.devicesPerGroup[shape.kind])) {
-      logical.shape = meshShape;
-      double seconds = meshSeconds(first, last, logical);
-      if (seconds < best) {
-        best = seconds;
-        bestMeshShape[key] = std::move(meshShape);
-      }
-    }
-    return priced[key] = best;
+    return priced[key] = meshSeconds(first, last, mesh->second);
   };
   BoundaryTransfers transfers(cluster, grouped, chain, options.reshardMethod);
   auto transferSeconds = [&](int64_t layer, const plan::SubMeshShape &from,
@@ -407,7 +391,35 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   std::string problemError = plan::checkStageProblem(problem);
   if (!problemError.empty())
     return func.emitError("--stages=auto: ") << problemError;
-  plan::StagePlan result = plan::planStages(problem);
+  plan::StagePlan searched = plan::planStages(problem);
+  // The best Megatron-style plan, priced the same way. Its stages' dp x tp
+  // meshes are not among the DP's (one logical mesh per sub-mesh: m devices
+  // of a node as one axis, n nodes as n x g), so it can be the better
+  // plan; then it is the plan, and the report says so.
+  ManualPlans manual =
+      bestMegatronPlan(grouped, problem, megatronUnits(chain), meshSeconds,
+                       transfers);
+  auto objectiveOf = [&](const plan::StagePlan &p) {
+    return problem.objective == plan::StageObjective::Throughput
+               ? std::make_pair(p.slowestCycleSeconds, p.latencySeconds)
+               : std::make_pair(p.latencySeconds, p.slowestCycleSeconds);
+  };
+  bool megatronWins =
+      manual.best.found &&
+      (!searched.found || objectiveOf(manual.best) < objectiveOf(searched));
+  plan::StagePlan result = megatronWins ? manual.best : searched;
+  if (megatronWins) {
+    result.states = searched.states;
+    result.labels = searched.labels;
+    result.complete = searched.complete;
+    result.inOrderComplete = searched.inOrderComplete;
+    // Nothing in the DP's space beats its bound, and nothing among the
+    // Megatron-style plans beats their best.
+    result.lowerBoundSeconds =
+        searched.found ? std::min(searched.lowerBoundSeconds,
+                                  objectiveOf(manual.best).first)
+                       : objectiveOf(manual.best).first;
+  }
   if (!result.found) {
     InFlightDiagnostic diag = func.emitError(
         "--stages=auto: no pipeline of these devices fits the model");
@@ -441,22 +453,28 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   stages.clear();
   std::vector<std::vector<int64_t>> stageMeshShapes;
   for (auto [k, placement] : llvm::enumerate(result.stages)) {
-    plan::Mesh mesh = meshOf(grouped, placement);
+    plan::Mesh mesh =
+        megatronWins ? manual.meshes[k] : meshOf(grouped, placement);
     StageRequest request;
     request.devices.assign(mesh.devices.begin(), mesh.devices.end());
-    auto chosen = bestMeshShape.find(std::make_tuple(
-        result.firstLayer[k], result.firstLayer[k + 1], placement.shape));
-    request.meshShape =
-        chosen != bestMeshShape.end() ? chosen->second : mesh.shape;
+    request.meshShape = mesh.shape;
     stageMeshShapes.push_back(request.meshShape);
     stages.push_back(std::move(request));
   }
 
   std::string skips = describeSkipTransfers(
       computeOps, layerOf, result, grouped, transfers, stageOfLayer);
-  ManualPlans manual =
-      bestMegatronPlan(grouped, problem, megatronUnits(chain), meshSeconds,
-                       transfers);
+  if (megatronWins)
+    skips += llvm::formatv(
+                 "  the plan above is the best Megatron-style plan (below): "
+                 "the DP's, whose sub-meshes are priced on one mesh shape "
+                 "each, has {0}slowest cycle {1} and latency {2}\n",
+                 searched.found ? "" : "none that fits; ",
+                 searched.found ? formatSeconds(searched.slowestCycleSeconds)
+                                : "-",
+                 searched.found ? formatSeconds(searched.latencySeconds)
+                                : "-")
+                 .str();
   std::vector<std::string> kindNames;
   for (int deviceKind : grouped.deviceKindOf)
     kindNames.push_back(cluster.kinds[deviceKind].name);

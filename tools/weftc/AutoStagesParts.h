@@ -58,16 +58,6 @@ GroupedCluster groupDevices(const plan::Cluster &cluster,
 plan::Mesh meshOf(const GroupedCluster &grouped,
                   const plan::StagePlacement &placement);
 
-/// The logical mesh shapes a stage on `shape` is priced on (the best one
-/// is its price): inside one node, one 2-D shape that prices at least as
-/// well as every other 1-D or 2-D shape of its devices; across n nodes of
-/// g devices, n x g and (n g / t) x t for every t that divides g, so that
-/// a tensor-parallel axis lies inside a node. Alpa prices a physical
-/// sub-mesh on several logical shapes for the same reason: Megatron's
-/// dp x tp is one of them.
-std::vector<std::vector<int64_t>>
-logicalMeshShapes(const plan::SubMeshShape &shape, int64_t nodeSize);
-
 /// The placement on which a shape is priced: the first groups of its kind.
 /// Groups of one kind are alike, so the price holds for every placement.
 plan::StagePlacement pricingPlacement(const GroupedCluster &grouped,
@@ -164,6 +154,10 @@ struct ManualPlans {
   int64_t tp = 0, pp = 0, dp = 0;
   double cycleSeconds = std::numeric_limits<double>::infinity();
   double latencySeconds = std::numeric_limits<double>::infinity();
+  /// The best plan (found when one fits): its cuts, placements (the DP's
+  /// shapes for its devices) and figures, and each stage's dp x tp mesh.
+  plan::StagePlan best;
+  std::vector<plan::Mesh> meshes;
   /// Why none was tried (devices of several kinds or node sizes).
   std::string skipped;
 };

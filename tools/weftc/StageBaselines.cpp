@@ -66,10 +66,18 @@ ManualPlans bestMegatronPlan(
     if (nodeSize % tp != 0)
       continue;
     int64_t numUnits = static_cast<int64_t>(units.size());
-    for (int64_t pp = 1; pp <= numUnits && tp * pp <= devices; ++pp) {
+    int64_t maxStages =
+        problem.maxStages > 0 ? std::min(problem.maxStages, numUnits)
+                              : numUnits;
+    for (int64_t pp = 1; pp <= maxStages && tp * pp <= devices; ++pp) {
       if (devices % (tp * pp) != 0)
         continue;
       int64_t dp = devices / (tp * pp);
+      // Stages lie inside a node or fill whole nodes (no stage of 6 across
+      // two 8-device nodes): the sub-meshes the DP knows.
+      int64_t size = tp * dp;
+      if (size % nodeSize != 0 && nodeSize % size != 0)
+        continue;
       ++out.tried;
       std::vector<plan::Mesh> meshes(pp);
       std::vector<int64_t> first(pp + 1);
@@ -115,6 +123,30 @@ ManualPlans bestMegatronPlan(
         out.dp = dp;
         out.cycleSeconds = cycle;
         out.latencySeconds = latency;
+        out.meshes = meshes;
+        plan::StagePlan &best = out.best;
+        best = plan::StagePlan();
+        best.found = true;
+        best.firstLayer = first;
+        for (int64_t k = 0; k < pp; ++k) {
+          plan::StagePlacement placement;
+          int64_t start = k * size;
+          placement.shape.nodes = std::max<int64_t>(1, size / nodeSize);
+          placement.shape.devicesPerNode = size / placement.shape.nodes;
+          for (int64_t n = 0; n < placement.shape.nodes; ++n)
+            placement.nodes.push_back(start / nodeSize + n);
+          placement.firstDevice = size < nodeSize ? start % nodeSize : 0;
+          best.stages.push_back(placement);
+          best.stageSeconds.push_back(compute[k]);
+          best.transferInSeconds.push_back(in[k]);
+          best.cycleSeconds.push_back(compute[k] + in[k] +
+                                      (k + 1 < pp ? in[k + 1] : collect));
+        }
+        best.outputCollectionSeconds = collect;
+        best.slowestCycleSeconds = cycle;
+        best.firstMicrobatchSeconds =
+            latency - static_cast<double>(problem.microbatches - 1) * cycle;
+        best.latencySeconds = latency;
       }
     }
   }

@@ -67,31 +67,6 @@ plan::Mesh meshOf(const GroupedCluster &grouped,
   return mesh;
 }
 
-std::vector<std::vector<int64_t>>
-logicalMeshShapes(const plan::SubMeshShape &shape, int64_t nodeSize) {
-  // Inside one node every link is alike, so the 2-D shape a x b (a >= b,
-  // b the smallest factor above 1) prices at least as well as m devices
-  // on one axis or as b x a: a loop may take both axes (the one-axis
-  // split, on the same devices), and swapping the axes swaps nothing but
-  // which devices pair up.
-  int64_t devices = shape.devices();
-  if (shape.nodes == 1) {
-    for (int64_t b = 2; b * b <= devices; ++b)
-      if (devices % b == 0)
-        return {{devices / b, b}};
-    return {{devices}};
-  }
-  // Across nodes the links differ: n x g (one axis across nodes, one
-  // inside), and (n g / t) x t with the t devices of a tensor-parallel
-  // axis inside a node (Megatron's dp x tp). n g on one axis is n x g with
-  // a loop on both axes.
-  std::vector<std::vector<int64_t>> out = {{shape.nodes, shape.devicesPerNode}};
-  for (int64_t t = 2; t < nodeSize; ++t)
-    if (nodeSize % t == 0)
-      out.push_back({devices / t, t});
-  return out;
-}
-
 /// The placement on which a shape is priced: the first groups of its kind.
 /// Groups of one kind are alike, so the price holds for every placement.
 plan::StagePlacement pricingPlacement(const GroupedCluster &grouped,
