@@ -74,7 +74,8 @@ HEAD_RE = re.compile(r"stage planner: (\d+) layers, \d+ sub-mesh shapes, "
                      r"(\d+) stage prices \((\d+) solved, (\d+) shared\); "
                      r"DP (\d+) states")
 STAGE_RE = re.compile(r"^\s*stage \d+: layers (\d+)\.\.(\d+) on \d+ device"
-                      r"\(s\) \((\d+x\d+) ?([^)]*)\), compute " + T +
+                      r"\(s\) \((\d+x\d+) ?([^),]*)(?:, mesh ([0-9x]+))?\), "
+                      r"compute " + T +
                       r", transfer in " + T + r", cycle " + T, re.M)
 SLOWEST_RE = re.compile(r"slowest cycle " + T + r"; lower bound .* over "
                         r"(\d+) devices")
@@ -202,8 +203,9 @@ def parse_report(text, microbatches):
          "complete": "the search stopped at its limit" not in text,
          "stages": [{"first": int(m.group(1)), "last": int(m.group(2)),
                      "shape": m.group(3), "kind": m.group(4) or "-",
-                     "compute": secs(m.group(5)),
-                     "transfer": secs(m.group(6)), "cycle": secs(m.group(7))}
+                     "mesh": m.group(5) or m.group(3),
+                     "compute": secs(m.group(6)),
+                     "transfer": secs(m.group(7)), "cycle": secs(m.group(8))}
                     for m in STAGE_RE.finditer(text)]}
     latency, outputs = LATENCY_RE.search(text), OUTPUTS_RE.search(text)
     # Some builds leave the latency out of latency runs of one microbatch:
@@ -380,9 +382,10 @@ def hetero_text(args):
         if isinstance(even, float):
             even = "%s, ratio %.2f" % (fmt_time(even), r["cycle"] / even)
         parts.append(title + table(
-            ["stage", "device kind", "sub-mesh", "layers", "compute",
+            ["stage", "device kind", "sub-mesh (mesh)", "layers", "compute",
              "cycle"],
-            [[str(k), s["kind"], s["shape"], "%d..%d (%d)" % (
+            [[str(k), s["kind"], "%s (%s)" % (s["shape"], s["mesh"]),
+              "%d..%d (%d)" % (
                 s["first"], s["last"], s["last"] - s["first"] + 1),
               fmt_time(s["compute"]), fmt_time(s["cycle"])]
              for k, s in enumerate(r["stages"])]) +
