@@ -28,7 +28,6 @@ static llvm::Error stageError(const llvm::Twine &message) {
   return llvm::createStringError(llvm::inconvertibleErrorCode(), message);
 }
 
-static double TMP_T[8];
 static double secondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() -
                                        start)
@@ -208,10 +207,7 @@ StagePricer::StagePricer(func::FuncOp func, plan::Cluster cluster,
   }
 }
 
-StagePricer::~StagePricer() {
-  if (getenv("WEFT_SP_DEBUG"))
-    fprintf(stderr, "TMPT build %.2f copy %.2f count %.2f ilp %.2f total %.2f sig %.2f\n", TMP_T[0], TMP_T[1], TMP_T[2], TMP_T[3], TMP_T[4], TMP_T[5]);
-}
+StagePricer::~StagePricer() = default;
 
 llvm::Expected<const StagePrice &>
 StagePricer::price(int64_t first, int64_t last, const plan::Mesh &mesh,
@@ -432,14 +428,9 @@ llvm::Expected<StagePrice> StagePricer::solve(const PlanScope &scope,
   price.inputs = scope.inputs.size();
   price.outputs = scope.outputs.size();
 
-  auto tc0 = std::chrono::steady_clock::now();
   StageCopy copy(scope, func.getLoc());
-  TMP_T[1] += secondsSince(tc0);
   auto countMemory = [&](ArrayRef<int> choice) {
-    auto t0 = std::chrono::steady_clock::now();
-    auto r = copy.count(scoped, choice, mesh.shape, written);
-    TMP_T[2] += secondsSince(t0);
-    return r;
+    return copy.count(scoped, choice, mesh.shape, written);
   };
   auto planError = [&](llvm::Error error) {
     return stageError(llvm::formatv("stage of {0} op(s) on mesh [{1}] (devices "
@@ -448,10 +439,8 @@ llvm::Expected<StagePrice> StagePricer::solve(const PlanScope &scope,
                                  llvm::interleaved(mesh.devices, ", "),
                                  llvm::toString(std::move(error))));
   };
-  auto ts0 = std::chrono::steady_clock::now();
   llvm::Expected<plan::Solution> solution =
       plan::solveILP(graph, options.solve);
-  TMP_T[3] += secondsSince(ts0);
   if (solution) {
     llvm::Error fit =
         fitPlanToBudget(graph, options.solve, countMemory, *solution,
@@ -477,8 +466,6 @@ llvm::Expected<StagePrice> StagePricer::solve(const PlanScope &scope,
   price.seconds = price.solution.objective;
   price.ilpPeakMemoryBytes = price.solution.peakMemoryBytes;
   price.totalSeconds = secondsSince(start);
-  TMP_T[0] += price.buildSeconds;
-  TMP_T[4] += price.totalSeconds;
   return price;
 }
 
