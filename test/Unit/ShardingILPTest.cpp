@@ -794,3 +794,65 @@ TEST(ShardingILP, DISABLED_ScalingReport) {
     solveAndReport(layeredGraph(200, 16, 5, budget), label.c_str());
   }
 }
+
+// Tests the hub conditioning of reduce(): a chain whose every node also
+// reads one shared node (a transformer's causal mask) is not
+// series-parallel, but fixing the hub leaves chains. reduce() must leave
+// nothing for CBC, and the plan must be the brute-force optimum.
+TEST(ShardingILP, HubGraphsReduceToNothingAndStayOptimal) {
+  std::mt19937 rng(20261206);
+  std::uniform_real_distribution<> cost(0.0, 10.0);
+  int leftWithout = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    SCOPED_TRACE(llvm::formatv("trial {0}", trial).str());
+    int chain = 4 + trial % 4;
+    int strategies = 2 + trial % 3;
+    StrategyGraph g;
+    auto addNode = [&](const std::string &name) {
+      StrategyGraph::Node node;
+      node.name = name;
+      for (int s = 0; s < strategies; ++s) {
+        node.strategyNames.push_back("s" + std::to_string(s));
+        node.cost.push_back(cost(rng));
+        node.memoryBytes.push_back(0);
+      }
+      g.nodes.push_back(std::move(node));
+    };
+    auto matrix = [&]() {
+      std::vector<std::vector<double>> m(strategies,
+                                         std::vector<double>(strategies));
+      for (auto &row : m)
+        for (double &entry : row)
+          entry = cost(rng);
+      return m;
+    };
+    addNode("hub");
+    for (int v = 1; v <= chain; ++v) {
+      addNode("n" + std::to_string(v));
+      g.edges.push_back({0, v, matrix()});
+      if (v > 1)
+        g.edges.push_back({v - 1, v, matrix()});
+    }
+    // Close the chain into a ring: without the hub it stays
+    // series-parallel, with it the hub joins every node.
+    g.edges.push_back({1, chain, matrix()});
+
+    ReduceOptions options;
+    ReducedGraph reduced = reduce(g, options);
+    EXPECT_TRUE(reduced.nodes.empty());
+    // Without conditioning the wheel does not reduce (unless pruning
+    // leaves some node a single strategy).
+    ReduceOptions plain;
+    plain.condition = false;
+    leftWithout += !reduce(g, plain).nodes.empty();
+    llvm::Expected<Solution> exact = solveBruteForce(g);
+    ASSERT_TRUE(static_cast<bool>(exact)) << errorText(exact.takeError());
+    llvm::Expected<Solution> ilp = solveILP(g, SolveOptions());
+    ASSERT_TRUE(static_cast<bool>(ilp)) << errorText(ilp.takeError());
+    double tolerance = 1e-9 * std::max(1.0, std::abs(exact->objective));
+    EXPECT_NEAR(ilp->objective, exact->objective, tolerance);
+    EXPECT_EQ(ilp->numVariables, 0);
+  }
+  // The conditioning is what solves them.
+  EXPECT_GE(leftWithout, 30);
+}
