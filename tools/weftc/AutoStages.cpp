@@ -464,17 +464,19 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
 
   std::string skips = describeSkipTransfers(
       computeOps, layerOf, result, grouped, transfers, stageOfLayer);
-  if (megatronWins)
-    skips += llvm::formatv(
-                 "  the plan above is the best Megatron-style plan (below): "
-                 "the DP's, whose sub-meshes are priced on one mesh shape "
-                 "each, has {0}slowest cycle {1} and latency {2}\n",
-                 searched.found ? "" : "none that fits; ",
-                 searched.found ? formatSeconds(searched.slowestCycleSeconds)
-                                : "-",
-                 searched.found ? formatSeconds(searched.latencySeconds)
-                                : "-")
-                 .str();
+  if (megatronWins) {
+    skips += "  the stages above are the best Megatron-style plan's: ";
+    if (searched.found)
+      skips += llvm::formatv("the DP's plan, whose sub-meshes are priced on "
+                             "one mesh shape each, has slowest cycle {0} and "
+                             "latency {1}\n",
+                             formatSeconds(searched.slowestCycleSeconds),
+                             formatSeconds(searched.latencySeconds))
+                   .str();
+    else
+      skips += "the DP, whose sub-meshes are priced on one mesh shape each, "
+               "found no plan that fits\n";
+  }
   std::vector<std::string> kindNames;
   for (int deviceKind : grouped.deviceKindOf)
     kindNames.push_back(cluster.kinds[deviceKind].name);
