@@ -55,10 +55,13 @@ import os
 import re
 import shutil
 import statistics
-import subprocess
 import sys
 import tempfile
-import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from compile_time import cpu_facts  # noqa: E402
+from planning_scaling import log, run  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MAKE_GPT = os.path.join(ROOT, "test", "E2E", "make_gpt.py")
@@ -88,24 +91,6 @@ MEGA_RE = re.compile(r"Megatron-style plans \(.*?\): (?:.*the best tp (\d+) "
                      r", latency " + T + "|(.*))")
 
 
-def log(msg):
-    print(msg, file=sys.stderr, flush=True)
-
-
-def run(cmd, timeout):
-    """Runs cmd; returns (exit code or why it did not run, seconds, output)."""
-    start = time.monotonic()
-    try:
-        proc = subprocess.run(cmd, stdout=subprocess.PIPE,
-                              stderr=subprocess.STDOUT, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        return "timed out after %d s" % timeout, time.monotonic() - start, ""
-    except OSError as err:
-        return "could not start (%s)" % err.strerror, 0.0, ""
-    return (proc.returncode, time.monotonic() - start,
-            proc.stdout.decode(errors="replace"))
-
-
 def secs(text):
     """'1.303 ms' -> 0.001303."""
     value, unit = text.split()
@@ -119,16 +104,6 @@ def fmt_time(seconds):
     if seconds >= 1e-3:
         return "%.3f ms" % (seconds * 1e3)
     return "%.3f us" % (seconds * 1e6)
-
-
-def cpu_model():
-    """lscpu's model name, else /proc/cpuinfo's, else '?'."""
-    rc, _, source = run(["lscpu"], 30)
-    if rc != 0 and os.path.exists("/proc/cpuinfo"):
-        with open("/proc/cpuinfo") as f:
-            source = f.read()
-    match = re.search(r"^model name\s*:\s*(.+)$", source, re.M | re.I)
-    return match.group(1).strip() if match else "?"
 
 
 def load():
@@ -297,7 +272,7 @@ def section(args, title, what, body):
             if args.microbatches != 1 else "")
     return "## %s\n\n%s; %s, %s, %d cores, load average %s before, %s " \
         "after.\n\n%s" % (title, what.replace("FLAGS", flag),
-                           datetime.date.today(), cpu_model(),
+                           datetime.date.today(), cpu_facts()[0],
                            os.cpu_count(), before, load(), text)
 
 

@@ -93,7 +93,6 @@ void weft::plan::evaluatePlan(const StageProblem &p, StagePlan &plan) {
   size_t n = plan.stages.size();
   plan.stageSeconds.assign(n, 0);
   plan.transferInSeconds.assign(n, 0);
-  plan.cycleSeconds.assign(n, 0);
   plan.found = n > 0;
   for (size_t k = 0; k < n; ++k) {
     const StagePlacement &stage = plan.stages[k];
@@ -112,6 +111,12 @@ void weft::plan::evaluatePlan(const StageProblem &p, StagePlan &plan) {
   }
   plan.outputCollectionSeconds =
       n > 0 && p.outputSeconds ? p.outputSeconds(plan.stages.back().shape) : 0;
+  completePlanTimes(p.microbatches, plan);
+}
+
+void weft::plan::completePlanTimes(int64_t microbatches, StagePlan &plan) {
+  size_t n = plan.stageSeconds.size();
+  plan.cycleSeconds.assign(n, 0);
   plan.firstMicrobatchSeconds = plan.outputCollectionSeconds;
   plan.slowestCycleSeconds = 0;
   for (size_t k = 0; k < n; ++k) {
@@ -126,7 +131,7 @@ void weft::plan::evaluatePlan(const StageProblem &p, StagePlan &plan) {
   }
   plan.latencySeconds =
       plan.firstMicrobatchSeconds +
-      static_cast<double>(p.microbatches - 1) * plan.slowestCycleSeconds;
+      static_cast<double>(microbatches - 1) * plan.slowestCycleSeconds;
 }
 
 /// (primary, secondary) of the objective: smaller is better.
@@ -140,9 +145,14 @@ weft::plan::detail::objectiveKey(const StageProblem &p, double latency,
 
 double weft::plan::stageObjectiveValue(const StageProblem &p,
                                        const StagePlan &plan) {
+  return stageObjectiveKey(p, plan).first;
+}
+
+std::pair<double, double>
+weft::plan::stageObjectiveKey(const StageProblem &p, const StagePlan &plan) {
   if (!plan.found)
-    return kInfinity;
-  return objectiveKey(p, plan.latencySeconds, plan.slowestCycleSeconds).first;
+    return {kInfinity, kInfinity};
+  return objectiveKey(p, plan.latencySeconds, plan.slowestCycleSeconds);
 }
 
 /// The shapes a stage may take: the problem's, or every one the cluster

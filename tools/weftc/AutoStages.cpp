@@ -44,26 +44,42 @@ std::string mlir::weft::autostages::formatSeconds(double seconds) {
 namespace {
 
 
-/// Per cut position i (just before compute op i, 0 .. ops): the bytes of
-/// the values made before it and read at or after it.
-static std::vector<double> cutBytesOf(ArrayRef<Operation *> computeOps) {
+/// A value a compute op makes and a later one reads: it crosses every cut
+/// in (def, lastUse].
+struct LiveRange {
+  Value value;
+  int64_t def = 0, lastUse = 0;
+};
+
+/// The values of `computeOps` read by a later compute op, in op order.
+static std::vector<LiveRange> liveRanges(ArrayRef<Operation *> computeOps) {
   DenseMap<Operation *, int64_t> computeIndex;
   for (auto [i, op] : llvm::enumerate(computeOps))
     computeIndex[op] = static_cast<int64_t>(i);
-  // A value adds its bytes to the cuts (def, last use]: a difference array.
-  std::vector<double> delta(computeOps.size() + 2, 0);
+  std::vector<LiveRange> ranges;
   for (auto [i, op] : llvm::enumerate(computeOps))
     for (Value result : op->getResults()) {
       int64_t lastUse = static_cast<int64_t>(i);
       for (Operation *user : result.getUsers())
         if (auto it = computeIndex.find(user); it != computeIndex.end())
           lastUse = std::max(lastUse, it->second);
-      if (lastUse == static_cast<int64_t>(i))
-        continue;
-      double bytes = tensorBytes(result.getType());
-      delta[i + 1] += bytes;
-      delta[lastUse + 1] -= bytes;
+      if (lastUse > static_cast<int64_t>(i))
+        ranges.push_back({result, static_cast<int64_t>(i), lastUse});
     }
+  return ranges;
+}
+
+/// Per cut position i (just before compute op i, 0 .. ops): the bytes of
+/// the values made before it and read at or after it.
+static std::vector<double> cutBytesOf(ArrayRef<Operation *> computeOps,
+                                      ArrayRef<LiveRange> ranges) {
+  // A value adds its bytes to the cuts (def, last use]: a difference array.
+  std::vector<double> delta(computeOps.size() + 2, 0);
+  for (const LiveRange &range : ranges) {
+    double bytes = tensorBytes(range.value.getType());
+    delta[range.def + 1] += bytes;
+    delta[range.lastUse + 1] -= bytes;
+  }
   std::vector<double> bytes(computeOps.size() + 1, 0);
   double running = 0;
   for (size_t i = 0; i < bytes.size(); ++i)
@@ -75,28 +91,18 @@ static std::vector<double> cutBytesOf(ArrayRef<Operation *> computeOps) {
 /// layers): the tensors made before compute op firstOp[b] and read at or
 /// after it, as (elements, bytes per element), sorted.
 static std::vector<std::vector<std::pair<int64_t, int64_t>>>
-crossingTensors(ArrayRef<Operation *> computeOps,
-                ArrayRef<int64_t> firstOp) {
-  DenseMap<Operation *, int64_t> computeIndex;
-  for (auto [i, op] : llvm::enumerate(computeOps))
-    computeIndex[op] = static_cast<int64_t>(i);
+crossingTensors(ArrayRef<LiveRange> ranges, ArrayRef<int64_t> firstOp) {
   std::vector<std::vector<std::pair<int64_t, int64_t>>> out(firstOp.size());
-  for (auto [i, op] : llvm::enumerate(computeOps))
-    for (Value result : op->getResults()) {
-      int64_t lastUse = static_cast<int64_t>(i);
-      for (Operation *user : result.getUsers())
-        if (auto it = computeIndex.find(user); it != computeIndex.end())
-          lastUse = std::max(lastUse, it->second);
-      auto type = dyn_cast<ShapedType>(result.getType());
-      if (lastUse == static_cast<int64_t>(i) || !type ||
-          !type.hasStaticShape())
-        continue;
-      int64_t elementBytes =
-          std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
-      for (size_t b = 1; b + 1 < firstOp.size(); ++b)
-        if (firstOp[b] > static_cast<int64_t>(i) && firstOp[b] <= lastUse)
-          out[b].emplace_back(type.getNumElements(), elementBytes);
-    }
+  for (const LiveRange &range : ranges) {
+    auto type = dyn_cast<ShapedType>(range.value.getType());
+    if (!type || !type.hasStaticShape())
+      continue;
+    int64_t elementBytes =
+        std::max<int64_t>(1, type.getElementTypeBitWidth() / 8);
+    for (size_t b = 1; b + 1 < firstOp.size(); ++b)
+      if (firstOp[b] > range.def && firstOp[b] <= range.lastUse)
+        out[b].emplace_back(type.getNumElements(), elementBytes);
+  }
   for (auto &tensors : out)
     llvm::sort(tensors);
   return out;
@@ -124,7 +130,8 @@ LayerChain clusterIntoLayers(Block &body, const plan::Cluster &cluster,
   }
   if (chain.computeOps.empty())
     return chain;
-  std::vector<double> cutBytes = cutBytesOf(chain.computeOps);
+  std::vector<LiveRange> ranges = liveRanges(chain.computeOps);
+  std::vector<double> cutBytes = cutBytesOf(chain.computeOps, ranges);
   if (maxLayers <= 0) {
     StageSignatures signatures;
     plan::LayerClusters clusters = plan::clusterRepeatedLayers(
@@ -149,7 +156,7 @@ LayerChain clusterIntoLayers(Block &body, const plan::Cluster &cluster,
   for (int64_t l = 0; l < chain.numLayers; ++l)
     for (int64_t i = chain.firstOp[l]; i < chain.firstOp[l + 1]; ++i)
       chain.layerOf[i] = l;
-  chain.boundaryTensors = crossingTensors(chain.computeOps, chain.firstOp);
+  chain.boundaryTensors = crossingTensors(ranges, chain.firstOp);
   return chain;
 }
 
@@ -276,10 +283,10 @@ void writeReport(std::string &report, const plan::StageProblem &problem,
         "{5}, latency {6}; this plan's cycle {7:F3}x and latency {8:F3}x of "
         "it\n",
         manual.tried, manual.fitting, manual.tp, manual.pp, manual.dp,
-        formatSeconds(manual.cycleSeconds),
-        formatSeconds(manual.latencySeconds),
-        result.slowestCycleSeconds / manual.cycleSeconds,
-        result.latencySeconds / manual.latencySeconds);
+        formatSeconds(manual.best.slowestCycleSeconds),
+        formatSeconds(manual.best.latencySeconds),
+        result.slowestCycleSeconds / manual.best.slowestCycleSeconds,
+        result.latencySeconds / manual.best.latencySeconds);
   }
 }
 
@@ -399,14 +406,8 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
   ManualPlans manual =
       bestMegatronPlan(grouped, problem, megatronUnits(chain), meshSeconds,
                        transfers);
-  auto objectiveOf = [&](const plan::StagePlan &p) {
-    return problem.objective == plan::StageObjective::Throughput
-               ? std::make_pair(p.slowestCycleSeconds, p.latencySeconds)
-               : std::make_pair(p.latencySeconds, p.slowestCycleSeconds);
-  };
-  bool megatronWins =
-      manual.best.found &&
-      (!searched.found || objectiveOf(manual.best) < objectiveOf(searched));
+  bool megatronWins = plan::stageObjectiveKey(problem, manual.best) <
+                      plan::stageObjectiveKey(problem, searched);
   plan::StagePlan result = megatronWins ? manual.best : searched;
   if (megatronWins) {
     result.states = searched.states;
@@ -415,10 +416,10 @@ FailureOr<StageAssignment> mlir::weft::assignAutoStages(
     result.inOrderComplete = searched.inOrderComplete;
     // Nothing in the DP's space beats its bound, and nothing among the
     // Megatron-style plans beats their best.
+    double megatron = plan::stageObjectiveValue(problem, manual.best);
     result.lowerBoundSeconds =
-        searched.found ? std::min(searched.lowerBoundSeconds,
-                                  objectiveOf(manual.best).first)
-                       : objectiveOf(manual.best).first;
+        searched.found ? std::min(searched.lowerBoundSeconds, megatron)
+                       : megatron;
   }
   if (!result.found) {
     InFlightDiagnostic diag = func.emitError(

@@ -152,8 +152,6 @@ struct ManualPlans {
   /// Plans priced, and those whose stages fit their devices' memory.
   int64_t tried = 0, fitting = 0;
   int64_t tp = 0, pp = 0, dp = 0;
-  double cycleSeconds = std::numeric_limits<double>::infinity();
-  double latencySeconds = std::numeric_limits<double>::infinity();
   /// The best plan (found when one fits): its cuts, placements (the DP's
   /// shapes for its devices) and figures, and each stage's dp x tp mesh.
   plan::StagePlan best;

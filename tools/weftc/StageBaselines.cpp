@@ -57,11 +57,6 @@ ManualPlans bestMegatronPlan(
   int64_t devices = static_cast<int64_t>(ordered.size());
   int64_t nodeSize = grouped.devicesPerGroup.front();
   int64_t layers = problem.layers;
-  bool throughput = problem.objective == plan::StageObjective::Throughput;
-  auto key = [&](double cycle, double latency) {
-    return throughput ? std::make_pair(cycle, latency)
-                      : std::make_pair(latency, cycle);
-  };
   for (int64_t tp = 1; tp <= nodeSize; ++tp) {
     if (nodeSize % tp != 0)
       continue;
@@ -94,59 +89,45 @@ ManualPlans bestMegatronPlan(
         else
           mesh.shape = {dp, tp};
       }
-      std::vector<double> compute(pp), in(pp, 0);
+      // The candidate as a plan: its cuts, the DP's shapes for its stages'
+      // devices, and its prices; the schedule's closed form does the rest.
+      plan::StagePlan candidate;
+      candidate.firstLayer = first;
+      candidate.transferInSeconds.assign(pp, 0);
       bool fits = true;
       for (int64_t k = 0; k < pp && fits; ++k) {
-        compute[k] = meshSeconds(first[k], first[k + 1], meshes[k]);
+        plan::StagePlacement placement;
+        int64_t start = k * size;
+        placement.shape.nodes = std::max<int64_t>(1, size / nodeSize);
+        placement.shape.devicesPerNode = size / placement.shape.nodes;
+        for (int64_t n = 0; n < placement.shape.nodes; ++n)
+          placement.nodes.push_back(start / nodeSize + n);
+        placement.firstDevice = size < nodeSize ? start % nodeSize : 0;
+        candidate.stages.push_back(std::move(placement));
+        candidate.stageSeconds.push_back(
+            meshSeconds(first[k], first[k + 1], meshes[k]));
         if (k > 0)
-          in[k] = transfers.between(first[k], meshes[k - 1], meshes[k]);
-        fits = std::isfinite(compute[k]) && std::isfinite(in[k]);
+          candidate.transferInSeconds[k] =
+              transfers.between(first[k], meshes[k - 1], meshes[k]);
+        fits = std::isfinite(candidate.stageSeconds[k]) &&
+               std::isfinite(candidate.transferInSeconds[k]);
       }
       if (!fits)
         continue;
       ++out.fitting;
-      plan::SubMeshShape last;
-      last.nodes = std::max<int64_t>(1, tp * dp / nodeSize);
-      last.devicesPerNode = tp * dp / last.nodes;
-      double collect =
-          problem.outputSeconds ? problem.outputSeconds(last) : 0.0;
-      double cycle = 0, latency = collect;
-      for (int64_t k = 0; k < pp; ++k) {
-        cycle = std::max(cycle, compute[k] + in[k] +
-                                    (k + 1 < pp ? in[k + 1] : collect));
-        latency += compute[k] + in[k];
-      }
-      latency += static_cast<double>(problem.microbatches - 1) * cycle;
-      if (key(cycle, latency) < key(out.cycleSeconds, out.latencySeconds)) {
+      candidate.found = true;
+      candidate.outputCollectionSeconds =
+          problem.outputSeconds
+              ? problem.outputSeconds(candidate.stages.back().shape)
+              : 0.0;
+      plan::completePlanTimes(problem.microbatches, candidate);
+      if (plan::stageObjectiveKey(problem, candidate) <
+          plan::stageObjectiveKey(problem, out.best)) {
         out.tp = tp;
         out.pp = pp;
         out.dp = dp;
-        out.cycleSeconds = cycle;
-        out.latencySeconds = latency;
-        out.meshes = meshes;
-        plan::StagePlan &best = out.best;
-        best = plan::StagePlan();
-        best.found = true;
-        best.firstLayer = first;
-        for (int64_t k = 0; k < pp; ++k) {
-          plan::StagePlacement placement;
-          int64_t start = k * size;
-          placement.shape.nodes = std::max<int64_t>(1, size / nodeSize);
-          placement.shape.devicesPerNode = size / placement.shape.nodes;
-          for (int64_t n = 0; n < placement.shape.nodes; ++n)
-            placement.nodes.push_back(start / nodeSize + n);
-          placement.firstDevice = size < nodeSize ? start % nodeSize : 0;
-          best.stages.push_back(placement);
-          best.stageSeconds.push_back(compute[k]);
-          best.transferInSeconds.push_back(in[k]);
-          best.cycleSeconds.push_back(compute[k] + in[k] +
-                                      (k + 1 < pp ? in[k + 1] : collect));
-        }
-        best.outputCollectionSeconds = collect;
-        best.slowestCycleSeconds = cycle;
-        best.firstMicrobatchSeconds =
-            latency - static_cast<double>(problem.microbatches - 1) * cycle;
-        best.latencySeconds = latency;
+        out.best = std::move(candidate);
+        out.meshes = std::move(meshes);
       }
     }
   }

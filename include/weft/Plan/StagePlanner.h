@@ -33,6 +33,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace weft::plan {
@@ -168,9 +169,21 @@ StagePlan planStagesByBruteForce(const StageProblem &problem);
 /// a stage does not fit.
 void evaluatePlan(const StageProblem &problem, StagePlan &plan);
 
+/// The schedule's closed form from a plan's stageSeconds,
+/// transferInSeconds and outputCollectionSeconds: each stage's cycle
+/// (compute, transfer in and out, the last stage's out the collection),
+/// the slowest, the first microbatch's time and the latency of
+/// `microbatches`. evaluatePlan ends with it.
+void completePlanTimes(int64_t microbatches, StagePlan &plan);
+
 /// The objective's value of `plan` (what planStages minimizes first).
 double stageObjectiveValue(const StageProblem &problem,
                            const StagePlan &plan);
+/// (first, second) figure of the objective for `plan`, smaller better:
+/// (slowest cycle, latency) for throughput, the reverse for latency;
+/// +infinity for a plan not found.
+std::pair<double, double> stageObjectiveKey(const StageProblem &problem,
+                                            const StagePlan &plan);
 
 } // namespace weft::plan
 
