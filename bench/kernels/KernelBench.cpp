@@ -527,6 +527,11 @@ int benchOther(Contexts &contexts, const Options &options) {
                                   1,           1, 1, 1, 56, 56};
   std::vector<int64_t> globalPool = {WEFT_RT_F32, 1, 0, 2, 1, 512, 7, 7, 7, 7,
                                      1,           1, 1, 1, 0, 0,   0, 0, 1, 1};
+  // MobileNetV2's GlobalAveragePool, which the importer writes as a
+  // ReduceMean over the spatial axes: {dtype, kind (mean), rank, dims,
+  // reduced mask}.
+  std::vector<int64_t> reduceMean = {WEFT_RT_F32, 0, 4, 1, 1280, 7, 7,
+                                     0,           0, 1, 1};
   std::vector<int64_t> transpose = {4, 3, 128, 2, 64, 1, 2, 0};
   struct Case {
     const char *name;
@@ -549,6 +554,10 @@ int benchOther(Contexts &contexts, const Options &options) {
       {"global avg pool 512x7x7",
        [&](weft_rt_context *ctx) {
          return weft_rt_cpu_pool(ctx, globalPool.data(), x.data(), y.data());
+       }},
+      {"reduce mean 1280x7x7 (2,3)",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_reduce(ctx, reduceMean.data(), x.data(), y.data());
        }},
       {"transpose 128x2x64 (1,2,0)",
        [&](weft_rt_context *ctx) {

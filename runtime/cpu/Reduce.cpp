@@ -6,9 +6,13 @@
 //===----------------------------------------------------------------------===//
 
 #include "KernelParams.h"
+#include "MathSupport.h"
+
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 using namespace weft::rt::cpu;
@@ -105,6 +109,39 @@ static T finishReduction(Acc acc, int64_t count, Acc shift) {
   }
 }
 
+/// Sums (or sums of squares), in double, of `runs` contiguous runs of n
+/// floats, the k-th starting at x + k * stride: eight double lanes per run
+/// and a tree over them. One call for all the runs lets consecutive runs
+/// overlap: MobileNetV2's global average pool (1280 runs of 49) took 29 us
+/// with the generic step's one serial double add per element and 22 us
+/// with a vectorized call per run, most of it each run's lane sum at the
+/// end.
+template <bool squares>
+WEFT_RT_VECTOR_CLONES static void sumRunsF32(const float *x, int64_t runs,
+                                             int64_t stride, int64_t n,
+                                             double *out) {
+  typedef float Floats __attribute__((vector_size(32), aligned(4)));
+  typedef double Doubles __attribute__((vector_size(64)));
+  for (int64_t k = 0; k < runs; ++k) {
+    const float *line = x + k * stride;
+    Doubles lanes = {};
+    int64_t i = 0;
+    for (; i + 8 <= n; i += 8) {
+      Floats f;
+      std::memcpy(&f, line + i, sizeof f);
+      Doubles v = __builtin_convertvector(f, Doubles);
+      lanes += squares ? v * v : v;
+    }
+    double acc = ((lanes[0] + lanes[4]) + (lanes[1] + lanes[5])) +
+                 ((lanes[2] + lanes[6]) + (lanes[3] + lanes[7]));
+    for (; i < n; ++i) {
+      double v = line[i];
+      acc += squares ? v * v : v;
+    }
+    out[k] = acc;
+  }
+}
+
 /// Reduces with accumulators of type Acc; `shifts` (log_sum_exp) holds each
 /// output's maximum.
 template <typename T, typename Acc, int64_t kind>
@@ -150,18 +187,69 @@ static void reduceInto(const ReduceLayout &l, const T *x, Acc *result,
     }
     return;
   }
-  // The tail is reduced: each output is a sum of contiguous runs.
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (int64_t o = 0; o < l.outCount; ++o) {
-    Acc acc = Op::init();
-    Acc shift = shifts ? shifts[o] : Acc(0);
-    const T *base = x + keptOffset(o);
-    for (ReducedWalk walk(l, last); !walk.done; walk.next()) {
-      const T *line = base + walk.offset;
-      for (int64_t i = 0; i < tail; ++i)
-        acc = Op::step(acc, line[i], shift);
+  // The tail is reduced: each output is a sum of contiguous runs. Each
+  // thread takes a contiguous range of outputs and steps through the kept
+  // dimensions as an odometer: keptOffset's divisions for every output cost
+  // more than reducing MobileNetV2's 49-element pooling runs.
+  constexpr bool kSumsRuns =
+      std::is_same_v<T, float> && std::is_same_v<Acc, double> &&
+      (kind == kSum || kind == kMean || kind == kSumSquare || kind == kL2);
+  auto reduceRange = [&](int64_t begin, int64_t end) {
+    if constexpr (kSumsRuns) {
+      // One run per output, a fixed stride apart (a reduced tail after
+      // mergeReduceDims, e.g. a global average pool).
+      if (l.rank == 2 && keptCount == 1) {
+        sumRunsF32<(kind == kSumSquare || kind == kL2)>(
+            x + begin * l.strides[0], end - begin, l.strides[0], tail,
+            result + begin);
+        return;
+      }
     }
-    result[o] = acc;
+    int64_t index[kMaxRank] = {};
+    for (int64_t i = keptCount - 1, rest = begin; i >= 0; --i) {
+      index[i] = rest % l.sizes[keptDims[i]];
+      rest /= l.sizes[keptDims[i]];
+    }
+    int64_t offset = keptOffset(begin);
+    for (int64_t o = begin; o < end; ++o) {
+      Acc acc = Op::init();
+      Acc shift = shifts ? shifts[o] : Acc(0);
+      const T *base = x + offset;
+      for (ReducedWalk walk(l, last); !walk.done; walk.next()) {
+        const T *line = base + walk.offset;
+        if constexpr (kSumsRuns) {
+          double sum;
+          sumRunsF32<(kind == kSumSquare || kind == kL2)>(line, 1, 0, tail,
+                                                         &sum);
+          acc += sum;
+        } else {
+          for (int64_t i = 0; i < tail; ++i)
+            acc = Op::step(acc, line[i], shift);
+        }
+      }
+      result[o] = acc;
+      for (int64_t i = keptCount - 1; i >= 0; --i) {
+        int64_t d = keptDims[i];
+        offset += l.strides[d];
+        if (++index[i] < l.sizes[d])
+          break;
+        offset -= index[i] * l.strides[d];
+        index[i] = 0;
+      }
+    }
+  };
+  if (nt <= 1) {
+    reduceRange(0, l.outCount);
+    return;
+  }
+#pragma omp parallel num_threads(nt)
+  {
+    int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
+    int64_t count = l.outCount;
+    int64_t begin = count / team * t + std::min<int64_t>(t, count % team);
+    int64_t end = begin + count / team + (t < count % team ? 1 : 0);
+    if (begin < end)
+      reduceRange(begin, end);
   }
 }
 
