@@ -263,8 +263,18 @@ struct ConvBuffers {
 /// `totals` and names oneDNN's implementation of the algorithms in `named`.
 /// Drops the cached primitives afterwards: the next row reuses the
 /// parameter block's address.
+/// One column of a convolution table: an algorithm and, for the depthwise
+/// kernel, the path it is forced onto.
+struct ConvColumn {
+  ConvColumn(ConvAlgorithm algorithm,
+             DepthwisePath path = DepthwisePath::Auto)
+      : algorithm(algorithm), path(path) {}
+  ConvAlgorithm algorithm;
+  DepthwisePath path;
+};
+
 int timeConvRow(Contexts &contexts, const Options &options, const char *name,
-                const std::vector<ConvAlgorithm> &algorithms,
+                const std::vector<ConvColumn> &columns,
                 const std::vector<ConvAlgorithm> &named, const int64_t *params,
                 const ConvBuffers &buffers, double flops, int count,
                 std::vector<double> &totals,
@@ -272,7 +282,9 @@ int timeConvRow(Contexts &contexts, const Options &options, const char *name,
   std::printf("%-28s", name);
   size_t column = 0;
   for (weft_rt_context *ctx : contexts.all)
-    for (ConvAlgorithm algorithm : algorithms) {
+    for (const ConvColumn &columnSpec : columns) {
+      const ConvAlgorithm algorithm = columnSpec.algorithm;
+      forceDepthwisePath(columnSpec.path);
       double us = timeIt(
           [&] {
             return convWith(ctx, algorithm, params, buffers.x, buffers.w,
@@ -288,6 +300,7 @@ int timeConvRow(Contexts &contexts, const Options &options, const char *name,
           std::find(named.begin(), named.end(), algorithm) != named.end())
         implementations.push_back(std::string(name) + ": " +
                                   oneDnnConvImplementation(ctx, params));
+      forceDepthwisePath(DepthwisePath::Auto);
       totals[column++] += us * count;
       std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
     }
@@ -332,7 +345,7 @@ int benchConv(Contexts &contexts, const Options &options) {
       {"l4 512>512 7 k3", 512, 512, 7, 3, 1, 1, 3},
   };
   // The last column is what weft_rt_cpu_conv picks (Auto).
-  const std::vector<ConvAlgorithm> algorithms = {
+  const std::vector<ConvColumn> algorithms = {
       ConvAlgorithm::OneDnnPlain,    ConvAlgorithm::OneDnnBlocked,
       ConvAlgorithm::OneDnnWinograd, ConvAlgorithm::Im2colOneDnnGemm,
       ConvAlgorithm::Im2colOpenBlas, ConvAlgorithm::Auto};
@@ -412,12 +425,13 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
       {"dw 960 7 s1 (x3)", 960, 7, 1, 3},
   };
   // The last column is what weft_rt_cpu_conv picks (Auto).
-  const std::vector<ConvAlgorithm> algorithms = {ConvAlgorithm::Depthwise,
-                                                 ConvAlgorithm::OneDnnBlocked,
-                                                 ConvAlgorithm::Auto};
-  printHeader("Depthwise 3x3 + Relu6: ours vs oneDNN blocked (MobileNetV2, "
-              "batch 1)",
-              {"depthwise", "dnnl-blocked", "kept"}, options);
+  const std::vector<ConvColumn> algorithms = {
+      {ConvAlgorithm::Depthwise, DepthwisePath::Planes},
+      {ConvAlgorithm::Depthwise, DepthwisePath::ChannelBlocked},
+      ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::Auto};
+  printHeader("Depthwise 3x3 + Relu6: ours (planes, channel-blocked) vs "
+              "oneDNN blocked (MobileNetV2, batch 1)",
+              {"dw-planes", "dw-blocked", "dnnl-blocked", "kept"}, options);
   const size_t columns = contexts.all.size() * std::size(algorithms);
   std::vector<double> totals(columns, 0.0);
   std::vector<std::string> implementations;
@@ -472,7 +486,7 @@ int benchPointwise(Contexts &contexts, const Options &options) {
       {"pw 1280x320 7", 1280, 320, 7, 1},
   };
   // The last column is what weft_rt_cpu_conv picks (Auto).
-  const std::vector<ConvAlgorithm> algorithms = {
+  const std::vector<ConvColumn> algorithms = {
       ConvAlgorithm::Im2colOneDnnGemm, ConvAlgorithm::OneDnnPlain,
       ConvAlgorithm::Auto};
   printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN (MobileNetV2, "

@@ -86,6 +86,22 @@ enum class DepthwiseIsa { Baseline, Avx2, Avx512 };
 /// set now used: the cap or the CPU's, whichever is lower.
 DepthwiseIsa capDepthwiseIsa(DepthwiseIsa cap);
 
+/// Which of the depthwise kernel's two paths runs: Auto picks by shape;
+/// Planes is the plane-by-plane path (DepthwiseConv.cpp), ChannelBlocked
+/// the interleaved tiles of DepthwiseBlocked.cpp (on AVX2 and AVX-512, for
+/// 2-D undilated kernels up to 7x7; other shapes take the plane path).
+enum class DepthwisePath { Auto, Planes, ChannelBlocked };
+
+/// Forces a depthwise path (process-wide), for tests and
+/// weft-kernel-bench; returns the one forced before.
+DepthwisePath forceDepthwisePath(DepthwisePath path);
+
+/// The channel-blocked path on up to `nt` threads, when `isa`, the shape
+/// and the forced path let it take `s`; false (nothing written) otherwise.
+bool runBlockedDepthwise(const ConvShape &s, DepthwiseIsa isa, int nt,
+                         const float *input, const float *weight,
+                         const float *bias, float *out);
+
 /// The direct depthwise convolution (DepthwiseConv.cpp); `shape` has
 /// group == C == OC and C > 0.
 weft_rt_status convDepthwise(weft_rt_context *ctx, const ConvShape &shape,

@@ -791,6 +791,8 @@ weft_rt_status weft::rt::cpu::convDepthwise(weft_rt_context *ctx,
       std::min<int64_t>(threadsFor(ctx, work), std::max<int64_t>(planes, 1)));
   const DepthwiseIsa isa =
       std::min(kCpuIsa, isaCap.load(std::memory_order_relaxed));
+  if (runBlockedDepthwise(s, isa, nt, input, weight, bias, out))
+    return WEFT_RT_OK;
   WidePlanesFn wide = isa == DepthwiseIsa::Avx512 ? wideEntryFor(s) : nullptr;
   BandGeometry g;
   BandPlanesFn band = nullptr;

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <type_traits>
 
 using namespace weft::rt::cpu;
 
@@ -73,33 +74,54 @@ static WEFT_RT_INLINE int64_t vectorInterior(const PoolShape &s,
                        12,     14,      16 + 1,  16 + 3, 16 + 5, 16 + 7,
                        16 + 9, 16 + 11, 16 + 13, 16 + 15};
   const float identity = isMax ? std::numeric_limits<float>::lowest() : 0.0f;
-  // Blocks of 16 outputs; the last one may overlap the one before, which
-  // only writes the same values again.
-  auto block = [&](int64_t ow) {
-    Float16 v = Float16{} + identity;
+  // Blocks of 16 outputs, up to four at a time with an accumulator each:
+  // one block's taps form a chain of dependent maxima (ResNet-18's 3x3
+  // stride-2 max pool took 190 us on one block at a time, 64 x 112 x 112).
+  // The last block may overlap the one before, which only writes the same
+  // values again.
+  auto blocks = [&](const int64_t *starts, auto count) {
+    constexpr int kBlocks = decltype(count)::value;
+    Float16 v[kBlocks];
+    for (int b = 0; b < kBlocks; ++b)
+      v[b] = Float16{} + identity;
     for (int64_t td = wd.first; td < wd.last; ++td) {
       int64_t id = wd.start + td * s.dilations[0];
       for (int64_t th = wh.first; th < wh.last; ++th) {
         int64_t ih = wh.start + th * s.dilations[1];
         const float *row = x + (id * s.in[1] + ih) * s.in[2];
         for (int64_t tw = 0; tw < s.kernel[2]; ++tw) {
-          const float *base = row + ow * stride + tw * dilation - pad;
-          Float16 t = loadFloat16(base);
-          if (stride == 2)
-            t = __builtin_shuffle(t, loadFloat16(base + 15), evens);
-          v = isMax ? (t > v ? t : v) : v + t;
+          const float *base = row + tw * dilation - pad;
+          for (int b = 0; b < kBlocks; ++b) {
+            const float *at = base + starts[b] * stride;
+            Float16 t = loadFloat16(at);
+            if (stride == 2)
+              t = __builtin_shuffle(t, loadFloat16(at + 15), evens);
+            v[b] = isMax ? (t > v[b] ? t : v[b]) : v[b] + t;
+          }
         }
       }
     }
-    storeFloat16(acc + ow, v);
+    for (int b = 0; b < kBlocks; ++b)
+      storeFloat16(acc + starts[b], v[b]);
   };
   if (end - begin < 16)
     return begin;
-  int64_t ow = begin;
-  for (; ow + 16 <= end; ow += 16)
-    block(ow);
-  if (ow < end)
-    block(end - 16);
+  // Every block's first output, the last one ending at `end`.
+  int64_t starts[4];
+  int count = 0;
+  for (int64_t ow = begin; ow < end; ow += 16) {
+    starts[count++] = std::min(ow, end - 16);
+    if (count == 4) {
+      blocks(starts, std::integral_constant<int, 4>());
+      count = 0;
+    }
+  }
+  if (count == 3)
+    blocks(starts, std::integral_constant<int, 3>());
+  else if (count == 2)
+    blocks(starts, std::integral_constant<int, 2>());
+  else if (count == 1)
+    blocks(starts, std::integral_constant<int, 1>());
   return end;
 }
 

@@ -488,19 +488,28 @@ protected:
         "," + std::to_string(c.padsEnd[0]) + "," +
         std::to_string(c.padsEnd[1]) + (c.bias ? "" : " no bias") +
         (c.activation ? " clamped" : "");
-    // Each instruction set the CPU has (16 lanes on AVX-512, 8 on AVX2 and
-    // the baseline), then Auto.
+    // Both paths on each instruction set the CPU has (16 lanes on AVX-512,
+    // 8 on AVX2 and the baseline; the channel-blocked path falls back to
+    // the plane path on the baseline and on shapes it does not take), then
+    // Auto.
     using weft::rt::cpu::DepthwiseIsa;
-    std::vector<DepthwiseIsa> done;
-    for (DepthwiseIsa cap :
-         {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2, DepthwiseIsa::Baseline}) {
-      DepthwiseIsa isa = weft::rt::cpu::capDepthwiseIsa(cap);
-      if (std::find(done.begin(), done.end(), isa) != done.end())
-        continue;
-      done.push_back(isa);
-      run(c, p, x, w, bias, expected, ConvAlgorithm::Depthwise,
-          what + ", isa " + std::to_string(static_cast<int>(isa)));
+    using weft::rt::cpu::DepthwisePath;
+    for (DepthwisePath path :
+         {DepthwisePath::Planes, DepthwisePath::ChannelBlocked}) {
+      weft::rt::cpu::forceDepthwisePath(path);
+      std::vector<DepthwiseIsa> done;
+      for (DepthwiseIsa cap : {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2,
+                               DepthwiseIsa::Baseline}) {
+        DepthwiseIsa isa = weft::rt::cpu::capDepthwiseIsa(cap);
+        if (std::find(done.begin(), done.end(), isa) != done.end())
+          continue;
+        done.push_back(isa);
+        run(c, p, x, w, bias, expected, ConvAlgorithm::Depthwise,
+            what + ", isa " + std::to_string(static_cast<int>(isa)) +
+                (path == DepthwisePath::Planes ? ", planes" : ", blocked"));
+      }
     }
+    weft::rt::cpu::forceDepthwisePath(DepthwisePath::Auto);
     weft::rt::cpu::capDepthwiseIsa(DepthwiseIsa::Avx512);
     run(c, p, x, w, bias, expected, ConvAlgorithm::Auto, what + ", Auto");
   }

@@ -1,0 +1,153 @@
+//===- DepthwiseBlocked.cpp - Depthwise convolution on interleaved tiles --===//
+//
+// The channel-blocked path of the depthwise kernel: for a group of 16
+// channels (8 on AVX2), the input rows a band of output rows needs are
+// transposed into a tile that interleaves the channels (pixel by pixel, 16
+// channels each, zero pads around), every output pixel is then 16 channels'
+// K*K fused multiply-adds on whole vectors, and each run of up to 16 output
+// pixels is transposed back and stored in each channel's plane. No lane is
+// wasted on short rows, and a stride of 2 reads every other pixel of the
+// tile instead of splitting rows into phases; this is what onnxruntime's
+// NCHWc kernels get from their layout, with the transposes as the price of
+// keeping the program's plain NCHW buffers. It wins on the small planes of
+// mobile networks (MobileNetV2's 28-, 14- and 7-wide layers), where the
+// plane path (DepthwiseConv.cpp) spends its time on partial vectors and
+// per-plane set-up; bench/kernels/README.md has the figures.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Conv.h"
+#include "KernelParams.h"
+#include "VectorIsa.h"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <utility>
+
+using namespace weft::rt::cpu;
+
+#define WEFT_RT_INLINE inline __attribute__((always_inline))
+
+namespace {
+/// Kernels up to 7x7 (ConvNeXt's): the group's tap weights stay in a fixed
+/// array of vectors.
+constexpr int64_t kMaxBlockedTaps = 49;
+/// The tile: 64 KiB, most of it in L1 while a band is computed, and on the
+/// stack (the fast path's band buffer is 32 KiB).
+constexpr int64_t kTileFloats = 16384;
+
+struct BlockedGeometry {
+  int64_t c, h, w, oh, ow;
+  int64_t kh, kw, strideH, strideW, padTop, padLeft;
+  float low, high;
+  /// Tile pixels per row: the input columns the outputs read, pads included.
+  int64_t tileWidth;
+  /// Output rows per band, bands per plane, channel groups per image.
+  int64_t bandRows, bands, groups;
+};
+} // namespace
+
+#ifdef WEFT_RT_VECTOR_ISA
+// GCC 12 warns that computeRun's accumulators, and the intrinsics' own
+// temporaries, may be used uninitialized once it has moved them out of the
+// tap loops; every lane is set before it is read.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#pragma GCC push_options
+#pragma GCC target("avx512f")
+namespace {
+namespace onAvx512 {
+using namespace weft::rt::cpu::avx512;
+#include "DepthwiseBlockedKernel.inc"
+} // namespace onAvx512
+} // namespace
+#pragma GCC pop_options
+
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+namespace {
+namespace onAvx2 {
+using namespace weft::rt::cpu::avx2;
+#include "DepthwiseBlockedKernel.inc"
+} // namespace onAvx2
+} // namespace
+#pragma GCC pop_options
+#pragma GCC diagnostic pop
+#endif
+
+namespace {
+std::atomic<DepthwisePath> forcedPath{DepthwisePath::Auto};
+
+/// The geometry for vectors of `lanes` channels, or false when the shape is
+/// not one this path takes: 2-D, undilated, a kernel of at most 7x7 whose
+/// tile of one output row fits the buffer.
+bool blockedGeometry(const ConvShape &s, int64_t lanes, BlockedGeometry &g) {
+  if (s.in[0] != 1 || s.kernel[0] != 1 || s.dilations[1] != 1 ||
+      s.dilations[2] != 1 || s.kernel[1] * s.kernel[2] > kMaxBlockedTaps ||
+      s.outPlane() == 0)
+    return false;
+  g.c = s.c, g.h = s.in[1], g.w = s.in[2], g.oh = s.out[1], g.ow = s.out[2];
+  g.kh = s.kernel[1], g.kw = s.kernel[2];
+  g.strideH = s.strides[1], g.strideW = s.strides[2];
+  g.padTop = s.padsBegin[1], g.padLeft = s.padsBegin[2];
+  g.low = s.clampLow, g.high = s.clampHigh;
+  g.tileWidth = (g.ow - 1) * g.strideW + g.kw;
+  const int64_t rowFloats = g.tileWidth * lanes;
+  const int64_t tileRows = kTileFloats / rowFloats;
+  if (tileRows < g.kh)
+    return false;
+  g.bandRows = std::min(g.oh, (tileRows - g.kh) / g.strideH + 1);
+  g.bands = (g.oh + g.bandRows - 1) / g.bandRows;
+  g.groups = (g.c + lanes - 1) / lanes;
+  return true;
+}
+
+/// Whether Auto takes the blocked path for `s` (bench/kernels/README.md,
+/// MobileNetV2's layers): strided layers on inputs at most 32 wide (576 14
+/// s2: 30 -> 20 us; 192 28 s2: 26 -> 24) and rows of at most 8 outputs
+/// (960 7: 23 -> 17). The plane path's kernels win on wider inputs (144 56
+/// s2: 50 against 86 us) and tie on 14- and 28-wide stride-1 layers.
+bool blockedIsFaster(const ConvShape &s) {
+  const bool strided = s.strides[1] > 1 || s.strides[2] > 1;
+  return (strided && s.in[2] <= 32) || s.out[2] <= 8;
+}
+} // namespace
+
+DepthwisePath weft::rt::cpu::forceDepthwisePath(DepthwisePath path) {
+  return forcedPath.exchange(path, std::memory_order_relaxed);
+}
+
+bool weft::rt::cpu::runBlockedDepthwise(const ConvShape &s, DepthwiseIsa isa,
+                                        int nt, const float *input,
+                                        const float *weight, const float *bias,
+                                        float *out) {
+#ifdef WEFT_RT_VECTOR_ISA
+  const DepthwisePath path = forcedPath.load(std::memory_order_relaxed);
+  if (path == DepthwisePath::Planes || isa == DepthwiseIsa::Baseline ||
+      (path == DepthwisePath::Auto && !blockedIsFaster(s)))
+    return false;
+  const int64_t lanes = isa == DepthwiseIsa::Avx512 ? 16 : 8;
+  BlockedGeometry g;
+  if (!blockedGeometry(s, lanes, g))
+    return false;
+  const int64_t units = s.n * g.groups * g.bands;
+  const int team = static_cast<int>(std::min<int64_t>(nt, units));
+  auto run = isa == DepthwiseIsa::Avx512 ? onAvx512::blockedUnits
+                                         : onAvx2::blockedUnits;
+#pragma omp parallel num_threads(team) if (team > 1)
+  {
+    alignas(64) float tile[kTileFloats];
+    const int64_t size = omp_get_num_threads(), rank = omp_get_thread_num();
+    run(g, input, weight, bias, out, units * rank / size,
+        units * (rank + 1) / size, tile);
+  }
+  return true;
+#else
+  (void)s, (void)isa, (void)nt, (void)input, (void)weight, (void)bias,
+      (void)out;
+  return false;
+#endif
+}
