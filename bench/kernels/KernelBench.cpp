@@ -27,7 +27,7 @@ using namespace weft::rt::cpu;
 namespace {
 const char *const kUsage =
     "usage: weft-kernel-bench [--threads=1,2]\n"
-    "                         [--only=gemm|conv|depthwise|pointwise|other]\n"
+    "                         [--only=gemm|conv|stem|depthwise|pointwise|other]\n"
     "                         [--min-time=SECONDS] [--stat=median|min]\n"
     "\n"
     "Times the alternatives behind the CPU kernels and prints a table per\n"
@@ -89,11 +89,11 @@ bool parseOptions(int argc, char **argv, Options &options, int &exitCode) {
     if (arg.rfind("--only=", 0) == 0) {
       options.only = arg.substr(7);
       if (options.only != "gemm" && options.only != "conv" &&
-          options.only != "depthwise" && options.only != "pointwise" &&
-          options.only != "other") {
+          options.only != "stem" && options.only != "depthwise" &&
+          options.only != "pointwise" && options.only != "other") {
         std::fprintf(stderr,
-                     "weft-kernel-bench: --only takes gemm, conv, depthwise, "
-                     "pointwise or other, not '%s'\n",
+                     "weft-kernel-bench: --only takes gemm, conv, stem, "
+                     "depthwise, pointwise or other, not '%s'\n",
                      options.only.c_str());
         exitCode = kUsageError;
         return false;
@@ -381,6 +381,63 @@ int benchConv(Contexts &contexts, const Options &options) {
 }
 
 //===----------------------------------------------------------------------===//
+// First layers (few input channels)
+//===----------------------------------------------------------------------===//
+
+struct StemLayer {
+  const char *name;
+  int64_t c, oc, height, width, kernel, stride, pad;
+  /// Activation word: 0 none, 1 clamp to [0, 6] (Relu6), 2 clamp to
+  /// [0, inf) (Relu); the compiler fuses the activation that follows.
+  int activation;
+};
+
+int benchStem(Contexts &contexts, const Options &options) {
+  const StemLayer layers[] = {
+      {"ResNet 3>64 224 k7s2", 3, 64, 224, 224, 7, 2, 3, 2},
+      {"MobileNetV2 3>32 224 k3s2", 3, 32, 224, 224, 3, 2, 1, 1},
+      {"CRNN 1>64 32x128 k3", 1, 64, 32, 128, 3, 1, 1, 2},
+  };
+  // The last column is what weft_rt_cpu_conv picks (Auto).
+  const std::vector<ConvColumn> algorithms = {
+      ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::OneDnnWinograd,
+      ConvAlgorithm::Im2colOneDnnGemm, ConvAlgorithm::Direct,
+      ConvAlgorithm::Auto};
+  printHeader("First layers: oneDNN vs our direct convolution (batch 1, "
+              "with the fused activation)",
+              {"dnnl-blocked", "dnnl-wino", "i2c+dnnl", "direct", "kept"},
+              options);
+  const size_t columns = contexts.all.size() * std::size(algorithms);
+  std::vector<double> totals(columns, 0.0);
+  std::vector<std::string> implementations;
+  for (const StemLayer &l : layers) {
+    int64_t oh = (l.height + 2 * l.pad - l.kernel) / l.stride + 1;
+    int64_t ow = (l.width + 2 * l.pad - l.kernel) / l.stride + 1;
+    auto x = randomFloats(l.c * l.height * l.width, 3);
+    auto w = randomFloats(l.oc * l.c * l.kernel * l.kernel, 4);
+    auto bias = randomFloats(l.oc, 5);
+    std::vector<float> y(l.oc * oh * ow);
+    const int64_t high = l.activation == 1 ? doubleBits(6.0)
+                                           : doubleBits(HUGE_VAL);
+    const int64_t params[] = {
+        WEFT_RT_F32, 2,        1,        l.c,      l.oc, 1, l.height, l.width,
+        l.kernel,    l.kernel, l.stride, l.stride, 1,    1, l.pad,    l.pad,
+        l.pad,       l.pad,    oh,       ow,       l.activation ? 1 : 0,
+        doubleBits(0.0),       high};
+    double flops = 2.0 * l.oc * oh * ow * l.c * l.kernel * l.kernel;
+    if (int code = timeConvRow(
+            contexts, options, l.name, algorithms,
+            {ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::OneDnnWinograd},
+            params, {x.data(), w.data(), bias.data(), y.data()}, flops, 1,
+            totals, implementations))
+      return code;
+  }
+  printConvTotals("3 first layers, total", totals, "blocked, winograd",
+                  implementations);
+  return kOk;
+}
+
+//===----------------------------------------------------------------------===//
 // Depthwise convolution
 //===----------------------------------------------------------------------===//
 
@@ -622,6 +679,9 @@ int main(int argc, char **argv) {
       return code;
   if (options.only.empty() || options.only == "conv")
     if (int code = benchConv(contexts, options))
+      return code;
+  if (options.only.empty() || options.only == "stem")
+    if (int code = benchStem(contexts, options))
       return code;
   if (options.only.empty() || options.only == "depthwise")
     if (int code = benchDepthwise(contexts, options))

@@ -152,6 +152,12 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
 /// The algorithm weft_rt_cpu_conv uses for a shape; the rules follow
 /// weft-kernel-bench's figures on ResNet-18's layers (bench/kernels/README.md).
 static ConvAlgorithm chooseAlgorithm(const ConvShape &s) {
+  // A network's first layer (3 channels in, or 1): our direct kernel fills
+  // its vectors along the output rows, where oneDNN's pads the channels to
+  // a vector (ResNet-18's 7x7 stem, MobileNetV2's 3x3 one) or runs
+  // Winograd on a single channel (a CRNN's 1 -> 64 3x3 layer: 300 us).
+  if (directConvTakes(s))
+    return ConvAlgorithm::Direct;
   // Winograd halves the time of stride-1 3x3 layers at no loss of accuracy
   // worth noting (F(2,3): as direct; F(4,3): about 2e-6 of the largest
   // output); oneDNN falls back to direct where it has none.
@@ -221,6 +227,8 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
                           "OC (group %lld, C %lld, OC %lld)",
                           (long long)s.group, (long long)s.c, (long long)s.oc);
     return convDepthwise(ctx, s, x, w, b, y);
+  case ConvAlgorithm::Direct:
+    return convDirect(ctx, params, s, x, w, b, y);
   default:
     return convOneDnn(ctx, algorithm, params, s, x, w, b, y);
   }

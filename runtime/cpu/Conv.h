@@ -34,6 +34,10 @@ enum class ConvAlgorithm {
   /// (DepthwiseConv.cpp): group == C == OC only, other shapes fail with
   /// WEFT_RT_UNSUPPORTED.
   Depthwise,
+  /// Our direct convolution for few input channels (DirectConv.cpp):
+  /// 2-D, one group, at most 256 input channels x kernel taps, on AVX2 or
+  /// AVX-512; other shapes and CPUs fail with WEFT_RT_UNSUPPORTED.
+  Direct,
 };
 
 /// A validated convolution parameter block, with 1-D and 2-D convolutions
@@ -107,6 +111,16 @@ bool runBlockedDepthwise(const ConvShape &s, DepthwiseIsa isa, int nt,
 weft_rt_status convDepthwise(weft_rt_context *ctx, const ConvShape &shape,
                              const float *input, const float *weight,
                              const float *bias, float *out);
+
+/// Whether Auto takes the direct convolution for `s`: a network's first
+/// layer, with at most 4 input channels (DirectConv.cpp).
+bool directConvTakes(const ConvShape &shape);
+
+/// The direct convolution for few input channels (DirectConv.cpp); its
+/// scratch buffers are cached per parameter block.
+weft_rt_status convDirect(weft_rt_context *ctx, const int64_t *params,
+                          const ConvShape &shape, const float *input,
+                          const float *weight, const float *bias, float *out);
 
 /// The name of the oneDNN implementation cached for `params` ("" if none),
 /// for the benchmark's table.

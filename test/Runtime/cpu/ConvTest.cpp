@@ -64,7 +64,19 @@ const ConvAlgorithm kAlgorithms[] = {ConvAlgorithm::Auto,
                                      ConvAlgorithm::OneDnnWinograd,
                                      ConvAlgorithm::Im2colOneDnnGemm,
                                      ConvAlgorithm::Im2colOpenBlas,
-                                     ConvAlgorithm::Depthwise};
+                                     ConvAlgorithm::Depthwise,
+                                     ConvAlgorithm::Direct};
+
+/// Whether ConvAlgorithm::Direct takes `c`: 2-D (or 1-D), one group, at
+/// most 256 input channels x kernel taps, on a CPU with AVX2 or AVX-512.
+bool directTakes(const ConvCase &c) {
+  __builtin_cpu_init();
+  bool vectors = __builtin_cpu_supports("avx512f") ||
+                 (__builtin_cpu_supports("avx2") &&
+                  __builtin_cpu_supports("fma"));
+  return vectors && c.group == 1 && c.in.size() <= 2 &&
+         c.c * product(c.kernel) <= 256;
+}
 
 std::vector<double> referenceConv(const ConvCase &c,
                                   const std::vector<float> &x,
@@ -127,6 +139,8 @@ protected:
     for (ConvAlgorithm algorithm : kAlgorithms) {
       if (algorithm == ConvAlgorithm::Depthwise && !c.isDepthwise())
         continue;
+      if (algorithm == ConvAlgorithm::Direct && !directTakes(c))
+        continue;
       std::vector<float> out(expected.size(), 99.0f);
       ASSERT_EQ(
           weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(), w.data(),
@@ -181,6 +195,34 @@ TEST_P(ConvTest, OneAndThreeDimensions) {
 TEST_P(ConvTest, PointwiseAndStem) {
   check({1, 16, 8, 1, {6, 6}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}});
   check({1, 3, 16, 1, {32, 32}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}});
+}
+
+// Tests the direct convolution of first layers (Auto takes it for at most 4
+// input channels; check() also runs it on the other shapes it takes):
+// MobileNetV2's and ResNet's stems, a grey-scale text recognizer's first
+// layer, rows shorter than a vector and not a multiple of one, output
+// channels not a multiple of its block of 4, dilations, strides of 3,
+// asymmetric and large pads, 1-D, two images, with and without a clamp.
+TEST_P(ConvTest, DirectFewInputChannels) {
+  const ConvCase shapes[] = {
+      {1, 3, 32, 1, {30, 34}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 3, 8, 1, {40, 36}, {7, 7}, {2, 2}, {1, 1}, {3, 3}, {3, 3}},
+      {1, 1, 64, 1, {32, 128}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 2, 5, 1, {5, 9}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 4, 7, 1, {19, 37}, {5, 3}, {3, 2}, {2, 3}, {2, 0}, {1, 4}},
+      {1, 3, 6, 1, {11, 50}, {4, 4}, {1, 3}, {1, 1}, {0, 5}, {3, 0}},
+      {2, 1, 3, 1, {70}, {5}, {2}, {1}, {2}, {2}},
+      {1, 3, 9, 1, {1, 1}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+  };
+  for (const ConvCase &shape : shapes) {
+    ConvCase c = shape;
+    check(c);
+    c.bias = false;
+    check(c);
+    c.bias = true;
+    c.clamp(0.0, 6.0);
+    check(c);
+  }
 }
 
 // Tests pointwise (1x1, stride 1) convolutions, whose bias and clamp pass
