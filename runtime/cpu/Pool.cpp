@@ -226,6 +226,138 @@ static void plane(const PoolShape &s, const std::vector<Window> *wins,
   }
 }
 
+/// The most rows of a window separableMaxPlaneF32 takes beyond 4 (a fifth
+/// instance of its row fold).
+constexpr int64_t kMaxSeparableRows = 8;
+
+/// y[o] = the max of vm[o * stride + tw] over tw < kw, for o < count (vm
+/// holds no NaN: it is a fold from the lowest float, and holds the
+/// (count - 1) * stride + kw columns the windows read). Strides 1 and 2 run
+/// 16 outputs at a time, the last block overlapping the one before (it only
+/// writes the same values again); a stride-2 block takes columns 0, 2, ...,
+/// 30 from two loads, of 0..15 and of 15..30, so that nothing past the last
+/// column is read. GCC's own vectorization of the loop left an 8-output
+/// tail to scalar code on ResNet-18's 56-wide rows.
+template <int kStride>
+static WEFT_RT_INLINE void maxAcross(float *__restrict y, const float *vm,
+                                     int64_t count, int64_t kw,
+                                     int64_t stride) {
+  const int64_t step = kStride ? kStride : stride;
+  if ((kStride == 1 || kStride == 2) && count >= 16) {
+    const Int16 evens = {0,      2,       4,       6,      8,      10,
+                         12,     14,      16 + 1,  16 + 3, 16 + 5, 16 + 7,
+                         16 + 9, 16 + 11, 16 + 13, 16 + 15};
+    auto taps = [&](const float *p) {
+      Float16 t = loadFloat16(p);
+      if (kStride == 2)
+        t = __builtin_shuffle(t, loadFloat16(p + 15), evens);
+      return t;
+    };
+    for (int64_t o = 0; o < count; o += 16) {
+      const int64_t first = std::min(o, count - 16);
+      const float *p = vm + first * kStride;
+      Float16 m = taps(p);
+      for (int64_t tw = 1; tw < kw; ++tw) {
+        Float16 t = taps(p + tw);
+        m = t > m ? t : m;
+      }
+      storeFloat16(y + first, m);
+    }
+    return;
+  }
+  for (int64_t o = 0; o < count; ++o) {
+    float m = vm[o * step];
+    for (int64_t tw = 1; tw < kw; ++tw) {
+      float v = vm[o * step + tw];
+      m = v > m ? v : m;
+    }
+    y[o] = m;
+  }
+}
+
+/// target[c] = the max of rows[k][c] over k < KH, folded from the lowest
+/// float, for c < count: one pass with the rows in registers. (Folding into
+/// target one row at a time stores and reloads it per row; its speed then
+/// depended on where target lay against the rows: 76 to 163 us for
+/// ResNet-18's pool.)
+template <int KH>
+static WEFT_RT_INLINE void maxDown(float *__restrict target,
+                                   const float *const *rows, int64_t count) {
+  const float lowest = std::numeric_limits<float>::lowest();
+  const float *r[KH];
+  for (int k = 0; k < KH; ++k)
+    r[k] = rows[k];
+  for (int64_t c = 0; c < count; ++c) {
+    float m = lowest;
+    for (int k = 0; k < KH; ++k) {
+      float v = r[k][c];
+      m = v > m ? v : m;
+    }
+    target[c] = m;
+  }
+}
+
+/// A 2-D f32 max pool of one plane without dilation, separably: for each
+/// output row, the maximum down its window's input rows, column by column
+/// (`vm`, with the pads as the lowest float), then across each window's
+/// columns. The fold is the same as poolPlane's (`x > acc ? x : acc` from
+/// the lowest float, which skips NaN), so the results are identical; it
+/// reads each input row once per output row instead of once per tap and
+/// output block: ResNet-18's 3x3 stride-2 pool of 64 x 112 x 112 took 190
+/// us the other way (bench/kernels/README.md). `lowestRow` holds at least
+/// the input's width of lowest floats and stands for rows in the pads.
+WEFT_RT_VECTOR_CLONES
+static void separableMaxPlaneF32(const PoolShape &s, const float *x, float *y,
+                                 float *vm, const float *lowestRow) {
+  const int64_t h = s.in[1], w = s.in[2], oh = s.out[1], ow = s.out[2];
+  const int64_t kh = s.kernel[1], kw = s.kernel[2];
+  const int64_t padTop = s.padsBegin[1], padLeft = s.padsBegin[2];
+  const int64_t columns = (ow - 1) * s.strides[2] + kw;
+  const int64_t inputEnd = std::clamp<int64_t>(columns - padLeft, 0, w);
+  const float lowest = std::numeric_limits<float>::lowest();
+  for (int64_t t = 0; t < columns; ++t)
+    vm[t] = lowest;
+  for (int64_t r = 0; r < oh; ++r, y += ow) {
+    const int64_t first = r * s.strides[1] - padTop;
+    const float *rows[kMaxSeparableRows];
+    for (int64_t ky = 0; ky < kh; ++ky) {
+      const int64_t iy = first + ky;
+      rows[ky] = iy < 0 || iy >= h ? lowestRow : x + iy * w;
+    }
+    float *target = vm + padLeft;
+    switch (kh) {
+    case 1:
+      maxDown<1>(target, rows, inputEnd);
+      break;
+    case 2:
+      maxDown<2>(target, rows, inputEnd);
+      break;
+    case 3:
+      maxDown<3>(target, rows, inputEnd);
+      break;
+    case 4:
+      maxDown<4>(target, rows, inputEnd);
+      break;
+    default:
+      maxDown<kMaxSeparableRows>(target, rows, inputEnd);
+    }
+    if (s.strides[2] == 1)
+      maxAcross<1>(y, vm, ow, kw, 1);
+    else if (s.strides[2] == 2)
+      maxAcross<2>(y, vm, ow, kw, 2);
+    else
+      maxAcross<0>(y, vm, ow, kw, s.strides[2]);
+  }
+}
+
+/// Whether separableMaxPlaneF32 takes `s`: 2-D or 1-D, no dilation,
+/// kernels of 1 to 4 rows or of kMaxSeparableRows.
+static bool separableMax(const PoolShape &s) {
+  return s.isMax && s.in[0] == 1 && s.kernel[0] == 1 && s.out[0] == 1 &&
+         s.padsBegin[0] == 0 && s.dilations[1] == 1 && s.dilations[2] == 1 &&
+         (s.kernel[1] <= 4 || s.kernel[1] == kMaxSeparableRows);
+}
+
 /// Pools whole planes into one value each (GlobalAveragePool and the like:
 /// one window covering the unpadded input).
 template <typename T, typename Acc, bool isMax>
@@ -262,6 +394,30 @@ static weft_rt_status pool(weft_rt_context *ctx, const PoolShape &s, const T *x,
     globalPool<T, Acc, isMax>(s, inPlane, x, y,
                               threadsFor(ctx, s.planes * inPlane));
     return WEFT_RT_OK;
+  }
+  if constexpr (std::is_same_v<T, float> && isMax) {
+    if (separableMax(s)) {
+      const int64_t columns = (s.out[2] - 1) * s.strides[2] + s.kernel[2];
+      const int nt = threadsFor(
+          ctx, s.planes * (s.out[1] * (columns + s.out[2]) * s.kernel[1]));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+      {
+        // The input columns start 64-byte aligned in vm: one float off
+        // (pads of 1), every vector store splits a cache line.
+        std::vector<float> storage(static_cast<size_t>(columns + 32));
+        float *vm = storage.data();
+        while ((reinterpret_cast<uintptr_t>(vm + s.padsBegin[2]) & 63) != 0)
+          ++vm;
+        const std::vector<float> lowestRow(
+            static_cast<size_t>(std::max<int64_t>(s.in[2], 1)),
+            std::numeric_limits<float>::lowest());
+#pragma omp for schedule(static)
+        for (int64_t p = 0; p < s.planes; ++p)
+          separableMaxPlaneF32(s, x + p * inPlane, y + p * outPlane, vm,
+                               lowestRow.data());
+      }
+      return WEFT_RT_OK;
+    }
   }
   std::vector<Window> wins[3] = {windows(s, 0), windows(s, 1), windows(s, 2)};
   // Outputs whose windows lie wholly inside the input along W.

@@ -226,6 +226,47 @@ TEST_P(PoolTest, WideRows) {
     }
 }
 
+// Tests the separable f32 max pool (2-D, no dilation, windows of 1 to 4 or
+// 8 rows) against the reference, and a window of 6 rows that the general
+// path takes: strides 1 to 3, rows shorter and longer than its 16-output
+// blocks, pads on either side, ceil mode, and inputs with NaN (skipped, as
+// the general path skips it) and -infinity (below the lowest float the
+// windows start from).
+TEST_P(PoolTest, SeparableMax) {
+  for (int64_t rows : {1, 2, 3, 4, 6, 8})
+    for (int64_t stride : {1, 2, 3})
+      for (int64_t width : {15, 16, 33, 60}) {
+        PoolCase c{true,
+                   false,
+                   1,
+                   3,
+                   {rows + 7, width},
+                   {rows, 3},
+                   {stride, stride},
+                   {1, 1},
+                   {rows / 2, 1},
+                   {0, 2},
+                   stride == 2};
+        SCOPED_TRACE("rows " + std::to_string(rows) + " stride " +
+                     std::to_string(stride) + " width " +
+                     std::to_string(width));
+        check<float>(c, WEFT_RT_F32);
+      }
+  PoolCase c{true,   false,  1,      2,      {9, 40}, {3, 3},
+             {2, 2}, {1, 1}, {1, 1}, {1, 1}};
+  auto x = randomValues<float>(2 * 9 * 40, 32, -1.0, 1.0);
+  x[3 * 40 + 7] = std::numeric_limits<float>::quiet_NaN();
+  for (int64_t i = 0; i < 9 * 40; ++i)
+    x[9 * 40 + i] = -std::numeric_limits<float>::infinity();
+  x[9 * 40 + 100] = 0.5f;
+  auto expected = referencePool(c, x);
+  std::vector<float> out(expected.size(), 42.0f);
+  Params p = c.params(WEFT_RT_F32);
+  ASSERT_EQ(weft_rt_cpu_pool(ctx, p.data(), x.data(), out.data()), WEFT_RT_OK)
+      << error();
+  EXPECT_TRUE(allClose(out, expected, 0.0, 0.0));
+}
+
 // Tests a large pool, split over threads.
 TEST_P(PoolTest, LargePlanes) {
   check<float>(
