@@ -92,6 +92,22 @@ TEST_P(MatmulTest, Transposes) {
     }
 }
 
+// Tests products whose last column oneDNN's call leaves to a product of
+// its own (n = 16 q + 1, q >= 1: a 7x7 plane's 49, 17, 33), every transpose
+// combination, with and without a bias (beta), and n = 16 and 50 beside
+// them.
+TEST_P(MatmulTest, LastColumnOnItsOwn) {
+  for (int64_t n : {17, 33, 49, 16, 50})
+    for (bool ta : {false, true})
+      for (bool tb : {false, true})
+        for (bool bias : {false, true}) {
+          MatmulCase c{21, n, 37, ta, tb, 0.75, 1.5, bias, n, 1};
+          SCOPED_TRACE("n " + std::to_string(n) + (ta ? " A^T" : "") +
+                       (tb ? " B^T" : "") + (bias ? " bias" : ""));
+          check<float>(c, WEFT_RT_F32);
+        }
+}
+
 // Tests bias as a column, a full matrix, a scalar and absent.
 TEST_P(MatmulTest, BiasLayouts) {
   check<float>({9, 13, 7, false, false, 1.0, 1.0, true, 1, 0}, WEFT_RT_F32);
