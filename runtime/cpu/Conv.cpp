@@ -2,12 +2,19 @@
 //
 // weft_rt_cpu_conv: reads the parameter block (parseConv, ConvShape.cpp),
 // picks an algorithm per shape and implements the im2col + GEMM one
-// (oneDNN's are in ConvOneDnn.cpp, the depthwise one in DepthwiseConv.cpp).
+// (oneDNN's are in ConvOneDnn.cpp, the depthwise one in DepthwiseConv.cpp
+// and DepthwiseBlocked.cpp, the direct one for first layers in
+// DirectConv.cpp).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Conv.h"
+#include "KernelParams.h"
 #include "MathSupport.h"
+
+#include <memory>
+#include <new>
+#include <vector>
 
 using namespace weft::rt::cpu;
 
@@ -17,8 +24,18 @@ static const char *const kConv = "conv";
 // im2col + GEMM
 //===----------------------------------------------------------------------===//
 
-static int64_t ceilDiv(int64_t a, int64_t b) {
-  return a >= 0 ? (a + b - 1) / b : -((-a) / b);
+/// dst[ow] = src[ow * stride] for ow in [begin, end); stride 2 (strided
+/// 1x1 projections, strided 3x3 layers) known at compile time vectorizes.
+WEFT_RT_VECTOR_CLONES
+static void gatherStrided(float *__restrict dst, const float *__restrict src,
+                          int64_t begin, int64_t end, int64_t stride) {
+  if (stride == 2) {
+    for (int64_t ow = begin; ow < end; ++ow)
+      dst[ow] = src[ow * 2];
+    return;
+  }
+  for (int64_t ow = begin; ow < end; ++ow)
+    dst[ow] = src[ow * stride];
 }
 
 /// Unfolds the `cg` channels at x into col: one row per (channel, kernel
@@ -58,8 +75,7 @@ static void im2col(const ConvShape &s, const float *x, int64_t cg, float *col,
           std::memcpy(dst + owBegin, srcRow + owBegin,
                       sizeof(float) * (owEnd - owBegin));
         } else {
-          for (int64_t ow = owBegin; ow < owEnd; ++ow)
-            dst[ow] = srcRow[ow * s.strides[2]];
+          gatherStrided(dst, srcRow, owBegin, owEnd, s.strides[2]);
         }
         for (int64_t ow = owEnd; ow < s.out[2]; ++ow)
           dst[ow] = 0.0f;
@@ -104,8 +120,25 @@ static void finishPlanes(const ConvShape &s, const float *bias, bool fill,
   }
 }
 
+namespace {
+/// The im2col matrix of one op, kept between calls.
+struct Im2colEntry : CacheEntry {
+  std::vector<float> data;
+  /// Grows the matrix to `floats`; false when memory runs out.
+  bool resize(int64_t floats) {
+    try {
+      data.resize(static_cast<size_t>(floats));
+    } catch (const std::bad_alloc &) {
+      return false;
+    }
+    return true;
+  }
+};
+} // namespace
+
 static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
-                                 const ConvShape &s, const float *input,
+                                 const int64_t *params, const ConvShape &s,
+                                 const float *input,
                                  const float *weight, const float *bias,
                                  float *out) {
   const int64_t cg = s.c / s.group, ocg = s.oc / s.group;
@@ -115,10 +148,22 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
   for (int d = 0; d < 3; ++d)
     direct =
         direct && s.strides[d] == 1 && s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
-  ScratchBuffer col;
-  if (!direct)
-    WEFT_RT_TRY(col.allocate(ctx, kConv, reduction * outPlane * 4,
-                             "the im2col matrix"));
+  // The im2col matrix is kept between calls (cached for the op's parameter
+  // block): allocated at every call, one of ResNet-18's strided 1x1
+  // projections (200 KB) was mapped and faulted in each time.
+  float *columnsBuffer = nullptr;
+  if (!direct) {
+    Im2colEntry *entry = findCached<Im2colEntry>(ctx, params, s.words);
+    if (!entry)
+      entry =
+          storeCached(ctx, params, s.words, std::make_unique<Im2colEntry>());
+    if (!entry->resize(reduction * outPlane))
+      return weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
+                          "conv: cannot allocate %lld bytes for the im2col "
+                          "matrix",
+                          static_cast<long long>(reduction * outPlane * 4));
+    columnsBuffer = entry->data.data();
+  }
   // The GEMM writes each group's output (beta 0); the bias and the clamp
   // follow in one pass over it while it is still in cache, or not at all.
   const bool finish = bias || s.hasClamp;
@@ -131,8 +176,8 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
       float *y = out + (image * s.oc + g * ocg) * outPlane;
       const float *columns = x;
       if (!direct) {
-        im2col(s, x, cg, col.as<float>(), nt);
-        columns = col.as<float>();
+        im2col(s, x, cg, columnsBuffer, nt);
+        columns = columnsBuffer;
       }
       WEFT_RT_TRY(gemmF32(ctx, backend, false, false, ocg, outPlane, reduction,
                           1.0f, weight + g * ocg * reduction, reduction,
@@ -217,9 +262,9 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
     algorithm = chooseAlgorithm(s);
   switch (algorithm) {
   case ConvAlgorithm::Im2colOneDnnGemm:
-    return convIm2col(ctx, GemmBackend::OneDnn, s, x, w, b, y);
+    return convIm2col(ctx, GemmBackend::OneDnn, params, s, x, w, b, y);
   case ConvAlgorithm::Im2colOpenBlas:
-    return convIm2col(ctx, GemmBackend::OpenBlas, s, x, w, b, y);
+    return convIm2col(ctx, GemmBackend::OpenBlas, params, s, x, w, b, y);
   case ConvAlgorithm::Depthwise:
     if (!s.isDepthwise())
       return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,

@@ -38,11 +38,15 @@ static bool fitsInt(int64_t value) { return value <= INT_MAX; }
 /// Threads for one product: a thread costs a few microseconds to wake and
 /// sync, worth it only for some 2^19 multiply-adds of work
 /// (weft-kernel-bench: a 1x128x256 product took 1.6 us on one thread and
-/// 5.3 us on two). Never more than OpenMP's current setting.
+/// 5.3 us on two). A product of few rows is bound by reading B instead,
+/// which takes about as long as 8 rows of multiply-adds: a classifier's
+/// 1x1000x512 took 20 us on one thread and 11.5 on two with B in cache,
+/// and in ResNet-18, whose other weights have pushed B out to memory, 82
+/// us on one. Never more than OpenMP's current setting.
 static int gemmThreads(int64_t m, int64_t n, int64_t k) {
   int allowed = omp_in_parallel() ? 1 : omp_get_max_threads();
-  double work =
-      static_cast<double>(m) * static_cast<double>(n) * static_cast<double>(k);
+  double work = std::max<double>(static_cast<double>(m), 8.0) *
+                static_cast<double>(n) * static_cast<double>(k);
   double useful = work / static_cast<double>(1 << 19);
   if (useful < 2.0)
     return 1;
