@@ -229,13 +229,17 @@ TEST_P(ConvTest, DirectFewInputChannels) {
 // runs vectorized after the GEMM: two images, odd planes (a tail after the
 // vector lanes), a single input or output channel, bias absent or present,
 // clamp absent or present (Relu6, and bounds that clip both sides); and a
-// strided 1x1 projection as in ResNet-18 (im2col subsamples it).
+// strided 1x1 projection as in ResNet-18 (im2col subsamples it). At two
+// threads the larger ones split the product between the threads (each
+// finishing its own block): by columns (40 channels, 143 columns: blocks of
+// 16 and a tail) and by output channels (72 channels, 7x7's 49 columns).
 TEST_P(ConvTest, PointwiseBiasAndClamp) {
   const ConvCase shapes[] = {
       {2, 5, 7, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {2, 1, 6, 1, {9, 5}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {2, 6, 1, 1, {5, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {2, 24, 40, 1, {11, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 40, 72, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
       {2, 8, 16, 1, {13, 13}, {1, 1}, {2, 2}, {1, 1}, {0, 0}, {0, 0}},
   };
   for (const ConvCase &shape : shapes)
