@@ -1,4 +1,4 @@
-//===- ConvClamp.cpp - Which clamps a convolution can take over -----------===//
+//===- ConvClamp.cpp - What a convolution can take over -------------------===//
 
 #include "weft/ConvClamp.h"
 
@@ -51,4 +51,22 @@ ConvOp mlir::weft::getConvToFuseInto(Operation *clamp) {
       clamp->getResult(0).getType() != conv.getType())
     return nullptr;
   return conv;
+}
+
+std::pair<ConvOp, Value> mlir::weft::getConvToFuseAddendInto(Operation *add) {
+  auto binary = dyn_cast<BinaryOp>(add);
+  if (!binary || binary.getKind() != BinaryKind::Add)
+    return {nullptr, Value()};
+  Value lhs = binary.getLhs(), rhs = binary.getRhs();
+  for (auto [mine, other] : {std::make_pair(lhs, rhs), std::make_pair(rhs, lhs)}) {
+    auto conv = mine.getDefiningOp<ConvOp>();
+    if (!conv || conv.getClampMin() || conv.getClampMax() || conv.getAddend() ||
+        !conv.getResult().hasOneUse() ||
+        !conv.getType().getElementType().isF32() ||
+        other.getType() != conv.getType() ||
+        binary.getResult().getType() != conv.getType())
+      continue;
+    return {conv, other};
+  }
+  return {nullptr, Value()};
 }

@@ -1,10 +1,11 @@
-//===- ConvClamp.h - Which clamps a convolution can take over ---*- C++ -*-===//
+//===- ConvClamp.h - What a convolution can take over -----------*- C++ -*-===//
 //
 // A Relu or a Clip with constant bounds right after a convolution runs as
-// the convolution's `clamp_min` / `clamp_max` on the CPU (codegen's
-// weft-fuse-conv-clamp). The rule lives here, beside the op, so that the
-// fusion and the cost model (which must not charge a fused clamp a pass of
-// its own) agree on it.
+// the convolution's `clamp_min` / `clamp_max` on the CPU, and an Add of the
+// convolution's result and a tensor of its type (a residual connection) as
+// its `addend` (codegen's weft-fuse-conv-clamp). The rules live here, beside
+// the op, so that the fusion and the cost model (which must not charge a
+// fused clamp a pass of its own) agree on them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -31,6 +32,13 @@ std::optional<ClampBounds> getClampBounds(Operation *op);
 /// of a weft.conv that has no clamp yet and no other user. Null otherwise
 /// (also when `clamp` is not a clamp).
 ConvOp getConvToFuseInto(Operation *clamp);
+
+/// The convolution an Add fuses into, and the Add's other operand, which
+/// becomes the convolution's `addend`: `add` is a weft.binary add of the
+/// f32 result of a weft.conv that has no clamp, no addend and no other user
+/// and of a value of the same type (no broadcasting). {nullptr, {}}
+/// otherwise. (A clamp already fused would have to apply after the Add.)
+std::pair<ConvOp, Value> getConvToFuseAddendInto(Operation *add);
 
 } // namespace mlir::weft
 

@@ -214,7 +214,13 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return failure();
   SmallVector<int64_t> shape{inputType.getDimSize(0), outChannels};
   llvm::append_range(shape, *sizes);
-  inferred.push_back(RankedTensorType::get(shape, elementType));
+  auto resultType = RankedTensorType::get(shape, elementType);
+  if (Value addend = adaptor.getAddend())
+    if (!areCompatibleTensorTypes(TypeRange(addend.getType()),
+                                  TypeRange(resultType)))
+      return emitOptionalError(loc, "addend ", addend.getType(),
+                               " must have the result's type ", resultType);
+  inferred.push_back(resultType);
   return success();
 }
 

@@ -43,7 +43,7 @@ def Weft_NormKind : I32EnumAttr<"NormKind",
 // ConvOp
 //===----------------------------------------------------------------------===//
 
-def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
+def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
     /// Pads (all begins, then all ends) that make a windowed op's output
     /// size ceil(input / stride) in each spatial dimension, as ONNX's
     /// SAME_UPPER (`upper`: the larger half at the end) and SAME_LOWER
@@ -91,7 +91,8 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
     - every output size is >= 1 (the kernel fits in the padded input);
     - the result is N x M x (output sizes) with the input's element type;
     - `clamp_min` and `clamp_max` are finite, and `clamp_min <= clamp_max`
-      when both are present.
+      when both are present;
+    - `addend`, when present, has the result's type.
 
     `clamp_min` and `clamp_max` limit every output element after the bias,
     as `weft.clip` would (`min(max(y, clamp_min), clamp_max)`; NaN stays
@@ -99,6 +100,21 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
     0.0`), Relu6 or Clip into the convolution (`weft-fuse-conv-clamp`), so
     that the kernel clamps while the output is still in cache; the importer
     never does.
+
+    `addend`, when present, has the result's type and is added to every
+    output element after the bias and before the clamp: `min(max(conv(x) +
+    bias + addend, clamp_min), clamp_max)`. Codegen sets it when it fuses the
+    residual Add that follows a convolution (`weft-fuse-conv-clamp`: a
+    ResNet block's Add and Relu, a MobileNetV2 block's Add after its
+    projection); the importer never does.
+
+    ```mlir
+    %res = weft.conv %x, %w, %b addend %skip strides [1, 1] pads [0, 0, 0, 0]
+             dilations [1, 1] clamp_min 0.0
+             : (tensor<1x24x56x56xf32>, tensor<24x144x1x1xf32>,
+                tensor<24xf32>, tensor<1x24x56x56xf32>)
+             -> tensor<1x24x56x56xf32>
+    ```
 
     ```mlir
     %r6 = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
@@ -109,6 +125,7 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
   }];
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
                        Optional<Weft_FloatTensor>:$bias,
+                       Optional<Weft_FloatTensor>:$addend,
                        DenseI64ArrayAttr:$strides, DenseI64ArrayAttr:$pads,
                        DenseI64ArrayAttr:$dilations,
                        DefaultValuedAttr<I64Attr, "1">:$group,
@@ -118,7 +135,8 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [], [{
                        OptionalAttr<F64Attr>:$clamp_max);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = [{
-    $input `,` $weight (`,` $bias^)? `strides` $strides `pads` $pads
+    $input `,` $weight (`,` $bias^)? (`addend` $addend^)? `strides` $strides
+    `pads` $pads
     `dilations` $dilations (`group` $group^)? (`auto_pad` $auto_pad^)?
     (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)? attr-dict `:`
     functional-type(operands, results)

@@ -1,9 +1,12 @@
-//===- FuseConvClamp.cpp - Relu, Relu6 and Clip into the convolution ------===//
+//===- FuseConvClamp.cpp - Relu, Clip and residual Adds into the conv -----===//
 //
 // A convolution whose only user is a Relu or a Clip with constant bounds
 // takes the clamp over (weft.conv's `clamp`), so that the kernel clamps each
 // output block while it is in cache instead of a separate pass over the
 // whole tensor (MobileNet's ReLU6 after every convolution, ResNet's ReLU).
+// One whose only user is an Add of a tensor of its type (a residual
+// connection: MobileNetV2's Add after a block's projection, ResNet's Add
+// before its Relu) takes that tensor as its `addend`, and then the Relu.
 //
 //===----------------------------------------------------------------------===//
 
@@ -45,11 +48,37 @@ struct FuseClampIntoConv : OpRewritePattern<ConvOp> {
   }
 };
 
+struct FuseAddIntoConv : OpRewritePattern<BinaryOp> {
+  using OpRewritePattern::OpRewritePattern;
+
+  LogicalResult matchAndRewrite(BinaryOp add,
+                                PatternRewriter &rewriter) const override {
+    auto [conv, addend] = getConvToFuseAddendInto(add);
+    if (!conv)
+      return failure();
+    // The fused convolution takes the Add's place, where the addend is
+    // defined too.
+    SmallVector<Value> operands = {conv.getInput(), conv.getWeight()};
+    if (conv.getBias())
+      operands.push_back(conv.getBias());
+    operands.push_back(addend);
+    ConvOp::Properties properties = conv.getProperties();
+    properties.operandSegmentSizes = {
+        1, 1, static_cast<int32_t>(conv.getBias() ? 1 : 0), 1};
+    rewriter.setInsertionPoint(add);
+    auto fused = ConvOp::create(rewriter, conv.getLoc(),
+                                TypeRange(conv.getType()), operands, properties);
+    rewriter.replaceOp(add, fused.getResult());
+    rewriter.eraseOp(conv);
+    return success();
+  }
+};
+
 struct WeftFuseConvClampPass
     : weft::impl::WeftFuseConvClampBase<WeftFuseConvClampPass> {
   void runOnOperation() override {
     RewritePatternSet patterns(&getContext());
-    patterns.add<FuseClampIntoConv>(&getContext());
+    patterns.add<FuseClampIntoConv, FuseAddIntoConv>(&getContext());
     if (failed(applyPatternsGreedily(getOperation(), std::move(patterns))))
       signalPassFailure();
   }

@@ -270,7 +270,9 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
   SmallVector<int64_t> begin, end;
   windowPads(op.getAutoPad(), op.getPads(), x.drop_front(2), w.drop_front(2),
              op.getStrides(), op.getDilations(), begin, end);
-  KernelCall call("conv");
+  // A fused residual Add (weft-fuse-conv-clamp) calls conv_add, which
+  // takes the addend's buffer after the bias's.
+  KernelCall call(op.getAddend() ? "conv_add" : "conv");
   call.param(*dtype).param(s).param(x[0]).param(x[1]).param(w[0]);
   call.param(op.getGroup());
   call.params_(x.drop_front(2)).params_(w.drop_front(2));
@@ -289,7 +291,10 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
     call.param(0).param(0).param(0);
   }
   call.buffer(in[0]).buffer(in[1]);
-  call.buffer(op.getBias() ? in[2] : Value()).buffer(out[0]);
+  call.buffer(op.getBias() ? in[2] : Value());
+  if (op.getAddend())
+    call.buffer(in[op.getBias() ? 3 : 2]);
+  call.buffer(out[0]);
   call.emit(b, op);
   return success();
 }

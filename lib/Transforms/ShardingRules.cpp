@@ -232,8 +232,8 @@ static std::optional<LoopSpace> conv(ConvOp op) {
   bool ungrouped = op.getGroup() == 1;
   int n = b.addLoop(y[0]);
   int co = ungrouped ? b.addLoop(y[1]) : -1;
-  int ci = ungrouped && !op.getBias() && !op.getClampMin() &&
-                   !op.getClampMax()
+  int ci = ungrouped && !op.getBias() && !op.getAddend() &&
+                   !op.getClampMin() && !op.getClampMax()
                ? b.addLoop(x[1], LoopKind::ReductionSum)
                : -1;
   SmallVector<int> xDims(x.size(), -1), wDims(w.size(), -1),
@@ -248,6 +248,8 @@ static std::optional<LoopSpace> conv(ConvOp op) {
   b.addOperand(wDims);
   if (op.getBias())
     b.addOperand({co});
+  if (op.getAddend())
+    b.addOperand(yDims);
   b.addResult(yDims);
   double window = 1;
   for (int64_t d : w.drop_front(1))

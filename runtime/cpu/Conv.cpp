@@ -14,6 +14,7 @@
 
 #include <omp.h>
 
+#include <limits>
 #include <memory>
 #include <new>
 #include <vector>
@@ -86,14 +87,23 @@ static void im2col(const ConvShape &s, const float *x, int64_t cg, float *col,
   }
 }
 
-/// y[i] = clamp(y[i] + bias, low, high) for i < count. Compiled for AVX-512
-/// and AVX2 as well (the runtime's baseline is SSE2): on MobileNetV2's
-/// 96x16 pointwise layer at 112x112, whose sgemm takes about 152 us, the
-/// SSE2 loop added about 100 us and the AVX-512 one adds about 40
-/// (bench/kernels/README.md).
+/// y[i] = clamp(y[i] + bias (+ addend[i]), low, high) for i < count.
+/// Compiled for AVX-512 and AVX2 as well (the runtime's baseline is SSE2):
+/// on MobileNetV2's 96x16 pointwise layer at 112x112, whose sgemm takes
+/// about 152 us, the SSE2 loop added about 100 us and the AVX-512 one adds
+/// about 40 (bench/kernels/README.md). `addend` (NULL: none) is a fused
+/// residual Add (weft_rt_cpu_conv_add).
 WEFT_RT_VECTOR_CLONES
 static void finishRow(float *y, int64_t count, float bias, float low,
-                      float high) {
+                      float high, const float *addend) {
+  if (addend) {
+    for (int64_t i = 0; i < count; ++i) {
+      float value = y[i] + bias + addend[i];
+      value = value < low ? low : value;
+      y[i] = value > high ? high : value;
+    }
+    return;
+  }
   for (int64_t i = 0; i < count; ++i) {
     float value = y[i] + bias;
     value = value < low ? low : value;
@@ -102,23 +112,36 @@ static void finishRow(float *y, int64_t count, float bias, float low,
 }
 
 /// Finishes `planes` output planes of `plane` elements each, whose channel
-/// biases are bias[0..planes) (bias NULL: none): adds the bias to what the
-/// GEMM wrote (or, with `fill`, writes the bias alone) and applies the fused
-/// clamp, in one pass.
+/// biases are bias[0..planes) (bias NULL: none): adds the bias (and the
+/// addend's planes, when not NULL) to what the GEMM wrote (or, with `fill`,
+/// writes them alone) and applies the fused clamp, in one pass.
 static void finishPlanes(const ConvShape &s, const float *bias, bool fill,
-                         float *out, int64_t planes, int64_t plane, int nt) {
+                         float *out, int64_t planes, int64_t plane, int nt,
+                         const float *addend = nullptr) {
   const float low = s.clampLow, high = s.clampHigh;
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t p = 0; p < planes; ++p) {
     float *y = out + p * plane;
     const float b = bias ? bias[p] : 0.0f;
-    if (fill) {
-      float value = b < low ? low : b;
-      value = value > high ? high : value;
-      std::fill(y, y + plane, value);
-      continue;
-    }
-    finishRow(y, plane, b, low, high);
+    const float *a = addend ? addend + p * plane : nullptr;
+    if (fill)
+      std::fill(y, y + plane, 0.0f);
+    finishRow(y, plane, b, low, high, a);
+  }
+}
+
+/// y[i] = clamp(y[i] + addend[i]) over `count` elements: the residual Add
+/// after an algorithm that cannot take it in its own epilogue (which then
+/// runs without the clamp).
+static void addAndClamp(const ConvShape &s, float *y, const float *addend,
+                        int64_t count, int nt) {
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t begin = chunk * kChunk;
+    finishRow(y + begin, std::min(kChunk, count - begin), 0.0f, s.clampLow,
+              s.clampHigh, addend + begin);
   }
 }
 
@@ -152,7 +175,8 @@ static weft_rt_status gemmAndFinishSplit(weft_rt_context *ctx,
                                          int64_t columns, int64_t reduction,
                                          const float *w, const float *x,
                                          const float *bias, bool finish,
-                                         float *y, int team) {
+                                         float *y, int team,
+                                         const float *addend) {
   weft_rt_status status = WEFT_RT_OK;
   const bool byRows = rows >= 32 * team;
 #pragma omp parallel num_threads(team)
@@ -174,7 +198,8 @@ static weft_rt_status gemmAndFinishSplit(weft_rt_context *ctx,
       if (mine == WEFT_RT_OK && finish)
         for (int64_t p = r0; p < r1; ++p)
           finishRow(y + p * columns + c0, c1 - c0, bias ? bias[p] : 0.0f,
-                    s.clampLow, s.clampHigh);
+                    s.clampLow, s.clampHigh,
+                    addend ? addend + p * columns + c0 : nullptr);
     }
     if (mine != WEFT_RT_OK) {
 #pragma omp critical(weftConvSplitStatus)
@@ -188,7 +213,7 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
                                  const int64_t *params, const ConvShape &s,
                                  const float *input,
                                  const float *weight, const float *bias,
-                                 float *out) {
+                                 float *out, const float *addend) {
   const int64_t cg = s.c / s.group, ocg = s.oc / s.group;
   const int64_t reduction = cg * s.kernelVolume();
   const int64_t outPlane = s.outPlane(), inPlane = s.inPlane();
@@ -214,7 +239,7 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
   }
   // The GEMM writes each group's output (beta 0); the bias and the clamp
   // follow in one pass over it while it is still in cache, or not at all.
-  const bool finish = bias || s.hasClamp;
+  const bool finish = bias || s.hasClamp || addend;
   const int finishThreads = threadsFor(ctx, ocg * outPlane);
   int nt = threadsFor(ctx, reduction * outPlane);
   applyLibraryThreads(ctx);
@@ -222,6 +247,8 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
     for (int64_t g = 0; g < s.group; ++g) {
       const float *x = input + (image * s.c + g * cg) * inPlane;
       float *y = out + (image * s.oc + g * ocg) * outPlane;
+      const float *groupAddend =
+          addend ? addend + (image * s.oc + g * ocg) * outPlane : nullptr;
       const float *columns = x;
       if (!direct) {
         im2col(s, x, cg, columnsBuffer, nt);
@@ -233,7 +260,7 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
       if (team > 1) {
         WEFT_RT_TRY(gemmAndFinishSplit(ctx, backend, s, ocg, outPlane,
                                        reduction, w, columns, b, finish, y,
-                                       team));
+                                       team, groupAddend));
         continue;
       }
       WEFT_RT_TRY(gemmF32(ctx, backend, false, false, ocg, outPlane, reduction,
@@ -241,7 +268,7 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
                           columns, outPlane, 0.0f, y, outPlane));
       if (finish)
         finishPlanes(s, bias ? bias + g * ocg : nullptr, false, y, ocg,
-                     outPlane, finishThreads);
+                     outPlane, finishThreads, groupAddend);
     }
   }
   return WEFT_RT_OK;
@@ -292,7 +319,7 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
                                        ConvAlgorithm algorithm,
                                        const int64_t *params, const void *input,
                                        const void *weight, const void *bias,
-                                       void *out) {
+                                       void *out, const void *addend) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
   ConvShape s;
@@ -303,12 +330,14 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
   WEFT_RT_TRY(requireBuffer(ctx, kConv, out, "out"));
   auto *y = static_cast<float *>(out);
   const auto *b = static_cast<const float *>(bias);
+  const auto *a = static_cast<const float *>(addend);
   if (s.c == 0) {
     // Nothing to convolve (oneDNN refuses empty channels): the clamped
-    // bias.
+    // bias (plus the addend).
     for (int64_t image = 0; image < s.n; ++image)
       finishPlanes(s, b, true, y + image * s.oc * s.outPlane(), s.oc,
-                   s.outPlane(), threadsFor(ctx, s.oc * s.outPlane()));
+                   s.outPlane(), threadsFor(ctx, s.oc * s.outPlane()),
+                   a ? a + image * s.oc * s.outPlane() : nullptr);
     return WEFT_RT_OK;
   }
   WEFT_RT_TRY(requireBuffer(ctx, kConv, input, "input"));
@@ -319,25 +348,54 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
     algorithm = chooseAlgorithm(s);
   switch (algorithm) {
   case ConvAlgorithm::Im2colOneDnnGemm:
-    return convIm2col(ctx, GemmBackend::OneDnn, params, s, x, w, b, y);
+    return convIm2col(ctx, GemmBackend::OneDnn, params, s, x, w, b, y, a);
   case ConvAlgorithm::Im2colOpenBlas:
-    return convIm2col(ctx, GemmBackend::OpenBlas, params, s, x, w, b, y);
+    return convIm2col(ctx, GemmBackend::OpenBlas, params, s, x, w, b, y, a);
+  default:
+    break;
+  }
+  // The other algorithms clamp in their own epilogues, before an Add could
+  // come in: with an addend they run without the clamp, and one pass adds
+  // the addend and clamps.
+  ConvShape unclamped = s;
+  if (a) {
+    unclamped.hasClamp = false;
+    unclamped.clampLow = -std::numeric_limits<float>::infinity();
+    unclamped.clampHigh = std::numeric_limits<float>::infinity();
+  }
+  switch (algorithm) {
   case ConvAlgorithm::Depthwise:
     if (!s.isDepthwise())
       return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
                           "conv: the depthwise algorithm needs group == C == "
                           "OC (group %lld, C %lld, OC %lld)",
                           (long long)s.group, (long long)s.c, (long long)s.oc);
-    return convDepthwise(ctx, s, x, w, b, y);
+    WEFT_RT_TRY(convDepthwise(ctx, unclamped, x, w, b, y));
+    break;
   case ConvAlgorithm::Direct:
-    return convDirect(ctx, params, s, x, w, b, y);
+    WEFT_RT_TRY(convDirect(ctx, params, unclamped, x, w, b, y));
+    break;
   default:
-    return convOneDnn(ctx, algorithm, params, s, x, w, b, y);
+    WEFT_RT_TRY(convOneDnn(ctx, algorithm, params, unclamped, x, w, b, y));
   }
+  if (a)
+    addAndClamp(s, y, a, outCount, threadsFor(ctx, outCount));
+  return WEFT_RT_OK;
 }
 
 weft_rt_status weft_rt_cpu_conv(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, const void *weight,
                                 const void *bias, void *out) {
   return convWith(ctx, ConvAlgorithm::Auto, params, input, weight, bias, out);
+}
+
+weft_rt_status weft_rt_cpu_conv_add(weft_rt_context *ctx,
+                                    const int64_t *params, const void *input,
+                                    const void *weight, const void *bias,
+                                    const void *addend, void *out) {
+  if (!ctx)
+    return WEFT_RT_INVALID_ARGUMENT;
+  WEFT_RT_TRY(requireBuffer(ctx, "conv_add", addend, "addend"));
+  return convWith(ctx, ConvAlgorithm::Auto, params, input, weight, bias, out,
+                  addend);
 }

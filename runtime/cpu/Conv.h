@@ -67,10 +67,12 @@ struct ConvShape {
 weft_rt_status parseConv(weft_rt_context *ctx, const int64_t *params,
                          ConvShape &shape);
 
-/// weft_rt_cpu_conv with a chosen algorithm.
+/// weft_rt_cpu_conv with a chosen algorithm; with `addend`,
+/// weft_rt_cpu_conv_add.
 weft_rt_status convWith(weft_rt_context *ctx, ConvAlgorithm algorithm,
                         const int64_t *params, const void *input,
-                        const void *weight, const void *bias, void *out);
+                        const void *weight, const void *bias, void *out,
+                        const void *addend = nullptr);
 
 /// The oneDNN algorithms (ConvOneDnn.cpp); the primitive is cached per
 /// parameter block.

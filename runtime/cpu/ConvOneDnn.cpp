@@ -52,6 +52,9 @@ struct WeightProbe {
 struct OneDnnConv : CacheEntry {
   ConvAlgorithm algorithm = ConvAlgorithm::Auto;
   bool hasBias = false;
+  /// Whether the clamp is a post-op: a convolution with a fused Add runs
+  /// without it (the Add comes first), with the same parameter block.
+  bool clamped = false;
   /// The thread count the primitive was built for: oneDNN fixes a
   /// primitive's team size when it creates it.
   int threads = 0;
@@ -355,12 +358,14 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
   // oneDNN sizes a primitive's team from OpenMP's setting at creation, and
   // keeps it: set the context's count first.
   applyLibraryThreads(ctx);
-  if (e && (e->algorithm != algorithm || e->hasBias != hasBias))
+  if (e && (e->algorithm != algorithm || e->hasBias != hasBias ||
+            e->clamped != s.hasClamp))
     e = nullptr;
   if (!e) {
     auto entry = std::make_unique<OneDnnConv>();
     entry->algorithm = algorithm;
     entry->hasBias = hasBias;
+    entry->clamped = s.hasClamp;
     entry->threads = ctx->numThreads;
     entry->weightCount = (s.oc / s.group) * s.c * s.kernelVolume();
     DNNL_TRY(ctx, dnnl_engine_create(&entry->engine, dnnl_cpu, 0),

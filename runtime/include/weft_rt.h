@@ -507,6 +507,15 @@ weft_rt_status weft_rt_cpu_conv(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, const void *weight,
                                 const void *bias, void *out);
 
+/// weft_rt_cpu_conv with `addend` (N x OC x out..., the output's shape and
+/// layout, not NULL, not overlapping out) added to every output element
+/// after the bias and before the clamp: a residual Add fused into the
+/// convolution, min(max(conv + bias + addend, low), high).
+weft_rt_status weft_rt_cpu_conv_add(weft_rt_context *ctx,
+                                    const int64_t *params, const void *input,
+                                    const void *weight, const void *bias,
+                                    const void *addend, void *out);
+
 /// ONNX MaxPool / AveragePool, NC[D]HW. kind: 0 max, 1 average.
 /// params: dtype, kind, count_include_pad, S, N, C, in[S], kernel[S],
 ///         strides[S], dilations[S], pads_begin[S], pads_end[S], out[S]

@@ -178,6 +178,11 @@ static LogicalResult importConv(NodeImporter &node) {
   SmallVector<Value> operands = {node.getInput(0), node.getInput(1)};
   if (node.hasInput(2))
     operands.push_back(node.getInput(2));
+  // Input, weight, bias (0 or 1), addend (never from ONNX).
+  attrs.push_back(b.getNamedAttr(
+      "operandSegmentSizes",
+      b.getDenseI32ArrayAttr(
+          {1, 1, static_cast<int32_t>(operands.size() - 2), 0})));
   FailureOr<ConvOp> op = node.buildChecked<ConvOp>(operands, attrs);
   if (failed(op))
     return failure();

@@ -20,6 +20,16 @@ func.func @conv_weight_rank(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3xf32>) {
 
 // -----
 
+// Tests that an addend has the result's type.
+func.func @conv_addend_type(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>, %r: tensor<1x4x8x8xf32>) {
+  // expected-error @+2 {{addend 'tensor<1x4x8x8xf32>' must have the result's type 'tensor<1x4x6x6xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w addend %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : (tensor<1x3x8x8xf32>, tensor<4x3x3x3xf32>, tensor<1x4x8x8xf32>) -> tensor<1x4x6x6xf32>
+  return
+}
+
+// -----
+
 // Tests that a fused clamp's bounds are ordered.
 func.func @conv_clamp_order(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf32>) {
   // expected-error @+2 {{clamp_min 6.000000e+00 is greater than clamp_max 0.000000e+00}}

@@ -115,6 +115,18 @@ func.func @normalize(%x: tensor<?x128x768xf16>, %g: tensor<768xf16>, %a: tensor<
   return
 }
 
+// Tests that a fused residual Add (`addend`, set by codegen's
+// weft-fuse-conv-clamp) round-trips, with and without a bias, and with a
+// clamp.
+// CHECK-LABEL: func.func @conv_addend
+// CHECK: weft.conv %{{.*}}, %{{.*}}, %{{.*}} addend %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+// CHECK: weft.conv %{{.*}}, %{{.*}} addend %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] clamp_min 0.000000e+00 : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+func.func @conv_addend(%x: tensor<1x8x4x4xf32>, %w: tensor<8x8x1x1xf32>, %b: tensor<8xf32>, %r: tensor<1x8x4x4xf32>) -> (tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>) {
+  %0 = weft.conv %x, %w, %b addend %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<8xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  %1 = weft.conv %x, %w addend %r strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] clamp_min 0.0 : (tensor<1x8x4x4xf32>, tensor<8x8x1x1xf32>, tensor<1x8x4x4xf32>) -> tensor<1x8x4x4xf32>
+  return %0, %1 : tensor<1x8x4x4xf32>, tensor<1x8x4x4xf32>
+}
+
 // Tests that a fused clamp (set by codegen's weft-fuse-conv-clamp)
 // round-trips, with one bound or both.
 // CHECK-LABEL: func.func @conv_clamp

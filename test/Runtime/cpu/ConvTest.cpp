@@ -225,6 +225,101 @@ TEST_P(ConvTest, DirectFewInputChannels) {
   }
 }
 
+// Tests weft_rt_cpu_conv_add (a residual Add fused into the convolution:
+// clamp(conv + bias + addend)) on every algorithm that takes each shape:
+// pointwise (its epilogue adds it; at two threads split between them),
+// dense 3x3 (Winograd), strided 3x3, depthwise (both paths), a first layer
+// (the direct kernel), grouped, 1-D and 3-D (a pass after the algorithm,
+// which then runs unclamped), with and without bias and clamp.
+TEST_P(ConvTest, FusedAddend) {
+  const ConvCase shapes[] = {
+      {2, 24, 40, 1, {11, 13}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 40, 72, 1, {7, 7}, {1, 1}, {1, 1}, {1, 1}, {0, 0}, {0, 0}},
+      {1, 8, 8, 1, {10, 10}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 8, 16, 1, {13, 13}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 20, 20, 20, {14, 14}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 20, 20, 20, {28, 28}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 3, 8, 1, {20, 24}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 4, 6, 2, {8, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {2, 3, 5, 1, {17}, {4}, {2}, {2}, {3}, {1}},
+      {1, 2, 3, 1, {5, 6, 7}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2},
+       {0, 1, 2}},
+  };
+  for (const ConvCase &shape : shapes)
+    for (int variant = 0; variant < 3; ++variant) {
+      ConvCase c = shape;
+      c.bias = variant != 1;
+      if (variant == 2)
+        c.clamp(0.0, 0.75);
+      Params p = c.params();
+      auto x = randomValues<float>(c.n * c.c * product(c.in), 61);
+      auto w =
+          randomValues<float>(c.oc * (c.c / c.group) * product(c.kernel), 62);
+      auto bias = randomValues<float>(c.oc, 63);
+      std::vector<double> sum = referenceConv(c, x, w, bias);
+      auto addend = randomValues<float>(sum.size(), 64);
+      for (size_t i = 0; i < sum.size(); ++i)
+        sum[i] += addend[i];
+      std::vector<double> expected = clampReference(c, sum);
+      for (ConvAlgorithm algorithm : kAlgorithms) {
+        if (algorithm == ConvAlgorithm::Depthwise && !c.isDepthwise())
+          continue;
+        if (algorithm == ConvAlgorithm::Direct && !directTakes(c))
+          continue;
+        // Both depthwise paths where they apply.
+        for (auto path : {weft::rt::cpu::DepthwisePath::Planes,
+                          weft::rt::cpu::DepthwisePath::ChannelBlocked}) {
+          weft::rt::cpu::forceDepthwisePath(path);
+          std::vector<float> out(expected.size(), 99.0f);
+          ASSERT_EQ(weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(),
+                                            w.data(),
+                                            c.bias ? bias.data() : nullptr,
+                                            out.data(), addend.data()),
+                    WEFT_RT_OK)
+              << error() << " (algorithm " << static_cast<int>(algorithm)
+              << ")";
+          EXPECT_TRUE(allClose(out, expected, 1e-4, 1e-4))
+              << "algorithm " << static_cast<int>(algorithm) << ", variant "
+              << variant << ", C " << c.c << ", OC " << c.oc;
+        }
+        weft::rt::cpu::forceDepthwisePath(weft::rt::cpu::DepthwisePath::Auto);
+      }
+      // The entry point, and the same block without the addend afterwards
+      // (a cached oneDNN primitive built without the clamp is not reused).
+      std::vector<float> out(expected.size(), 99.0f);
+      ASSERT_EQ(weft_rt_cpu_conv_add(ctx, p.data(), x.data(), w.data(),
+                                     c.bias ? bias.data() : nullptr,
+                                     addend.data(), out.data()),
+                WEFT_RT_OK)
+          << error();
+      EXPECT_TRUE(allClose(out, expected, 1e-4, 1e-4)) << "conv_add";
+      std::vector<double> plain =
+          clampReference(c, referenceConv(c, x, w, bias));
+      ASSERT_EQ(weft_rt_cpu_conv(ctx, p.data(), x.data(), w.data(),
+                                 c.bias ? bias.data() : nullptr, out.data()),
+                WEFT_RT_OK)
+          << error();
+      EXPECT_TRUE(allClose(out, plain, 1e-4, 1e-4)) << "conv after conv_add";
+    }
+  // No input channels: the clamped bias plus the addend; a NULL addend is
+  // refused.
+  ConvCase empty{1, 0, 3, 1, {4, 4}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  empty.clamp(-0.5, 1.5);
+  Params p = empty.params();
+  std::vector<float> bias = {-1, 1, 2}, addend(48, 0.25f), out(48, 99.0f);
+  ASSERT_EQ(weft_rt_cpu_conv_add(ctx, p.data(), nullptr, nullptr, bias.data(),
+                                 addend.data(), out.data()),
+            WEFT_RT_OK)
+      << error();
+  EXPECT_FLOAT_EQ(out[0], -0.5f);
+  EXPECT_FLOAT_EQ(out[16], 1.25f);
+  EXPECT_FLOAT_EQ(out[47], 1.5f);
+  EXPECT_EQ(weft_rt_cpu_conv_add(ctx, p.data(), nullptr, nullptr, bias.data(),
+                                 nullptr, out.data()),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("addend is NULL"), std::string::npos) << error();
+}
+
 // Tests pointwise (1x1, stride 1) convolutions, whose bias and clamp pass
 // runs vectorized after the GEMM: two images, odd planes (a tail after the
 // vector lanes), a single input or output channel, bias absent or present,
