@@ -734,11 +734,14 @@ TEST_P(DepthwiseTest, OtherKernelsStridesDilations) {
 }
 
 // Tests rows of 16 outputs and more with pads of 1 before (AVX-512 computes
-// them from the input rows in place): whole and partial vectors, odd
-// heights, pads of 0 to 2 after.
+// them from the input rows in place, without masks where a vector's loads
+// lie inside a row that is not a pad): whole and partial vectors (stride-1
+// rows of 48 outputs or more need not be whole vectors), odd heights, pads
+// of 0 to 2 after.
 TEST_P(DepthwiseTest, WideRows) {
   for (std::vector<int64_t> in :
-       {std::vector<int64_t>{5, 32}, {6, 48}, {3, 64}, {9, 112}, {1, 16}})
+       {std::vector<int64_t>{5, 32}, {6, 48}, {3, 64}, {9, 112}, {1, 16},
+        {4, 56}, {7, 50}, {3, 49}})
     for (int64_t padBottom : {1, 0, 2})
       if (in[0] + 1 + padBottom >= 3)
         checkVariants(
@@ -784,14 +787,21 @@ TEST_P(DepthwiseTest, ManyPlanes) {
 // window holds it: taps that wrap to a neighbouring row are masked, not
 // multiplied by zero.
 TEST_P(DepthwiseTest, InfinityStaysInItsWindow) {
-  for (int64_t stride : {1, 2}) {
-    ConvCase c = depthwise(1, 2, {6, 8}, {3, 3}, stride, 1, {1, 1}, {1, 1});
-    std::vector<float> x = randomValues<float>(2 * 48, 44);
-    x[2 * 8 + 7] = std::numeric_limits<float>::infinity();
-    x[48 + 3 * 8] = -std::numeric_limits<float>::infinity();
-    x[48 + 5 * 8 + 7] = std::numeric_limits<float>::quiet_NaN();
-    check(c, &x);
-  }
+  // 8-wide rows (the band path) and 64-wide ones (the wide-row path, whose
+  // inner vectors load without masks).
+  for (int64_t width : {8, 64})
+    for (int64_t stride : {1, 2}) {
+      ConvCase c =
+          depthwise(1, 2, {6, width}, {3, 3}, stride, 1, {1, 1}, {1, 1});
+      const int64_t plane = 6 * width;
+      std::vector<float> x = randomValues<float>(2 * plane, 44);
+      x[2 * width + width - 1] = std::numeric_limits<float>::infinity();
+      x[plane + 3 * width] = -std::numeric_limits<float>::infinity();
+      x[plane + 5 * width + width - 1] =
+          std::numeric_limits<float>::quiet_NaN();
+      x[plane + 2 * width + 17] = std::numeric_limits<float>::infinity();
+      check(c, &x);
+    }
 }
 
 // Tests 1-D and 3-D depthwise convolutions (the general path).
