@@ -108,6 +108,16 @@ bool runBlockedDepthwise(const ConvShape &s, DepthwiseIsa isa, int nt,
                          const float *input, const float *weight,
                          const float *bias, float *out);
 
+/// The depthwise kernel's wide-row path (DepthwiseWideRows.cpp): planes
+/// [begin, end) of a 3x3 layer.
+using DepthwiseRowsFn = void (*)(const ConvShape &s, const float *x,
+                                 const float *w, const float *bias, float *y,
+                                 int64_t begin, int64_t end);
+
+/// The wide-row path's entry for `s` on AVX-512, or null when it does not
+/// take the shape (or the runtime is built without x86 targets).
+DepthwiseRowsFn wideRowsEntryFor(const ConvShape &s);
+
 /// The direct depthwise convolution (DepthwiseConv.cpp); `shape` has
 /// group == C == OC and C > 0.
 weft_rt_status convDepthwise(weft_rt_context *ctx, const ConvShape &shape,
