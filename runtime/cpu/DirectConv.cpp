@@ -4,7 +4,8 @@
 // channels in, or 1 for a grey-scale text recognizer) has too few input
 // channels for a GEMM or a blocked layout to fill their vectors: oneDNN's
 // blocked convolution pads 3 channels to 16, and its Winograd kernel took
-// 300 us for a CRNN's 1 -> 64 3x3 layer that is 2.4 M multiply-adds.
+// 300 us in the model for a CRNN's 1 -> 64 3x3 layer of 2.4 M
+// multiply-adds.
 //
 // Here each input row is first split by the stride into phase rows, with
 // the pads written as zeros: tap (kx) of output column ox then reads column
@@ -25,6 +26,7 @@
 #include <omp.h>
 
 #include <algorithm>
+#include <new>
 #include <vector>
 
 using namespace weft::rt::cpu;
@@ -36,7 +38,7 @@ namespace {
 /// many fused multiply-adds.
 constexpr int kOcBlock = 4;
 /// Taps (input channels x kernel height x width) of the layers this path
-/// takes (Auto: directIsFaster).
+/// takes (Auto takes it for at most 4 input channels: directConvTakes).
 constexpr int64_t kMaxDirectTaps = 256;
 
 struct DirectGeometry {
@@ -208,8 +210,15 @@ weft_rt_status weft::rt::cpu::convDirect(weft_rt_context *ctx,
     DirectEntry *entry = findCached<DirectEntry>(ctx, params, s.words);
     if (!entry)
       entry = storeCached(ctx, params, s.words, std::make_unique<DirectEntry>());
-    entry->rows.resize(g.c * g.paddedRows * g.rowStride);
-    entry->packed.resize(g.ocBlocks * g.taps * kOcBlock);
+    try {
+      entry->rows.resize(g.c * g.paddedRows * g.rowStride);
+      entry->packed.resize(g.ocBlocks * g.taps * kOcBlock);
+    } catch (const std::bad_alloc &) {
+      return weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
+                          "conv: cannot allocate the direct kernel's phase "
+                          "rows (%lld floats)",
+                          (long long)(g.c * g.paddedRows * g.rowStride));
+    }
     float *rows = entry->rows.data(), *packed = entry->packed.data();
     packWeights(g, weight, packed);
     auto run = avx512 ? onAvx512::directUnits : onAvx2::directUnits;
