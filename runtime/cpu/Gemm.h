@@ -25,6 +25,13 @@ weft_rt_status gemmF32(weft_rt_context *ctx, GemmBackend backend, bool transA,
                        float alpha, const float *a, int64_t lda, const float *b,
                        int64_t ldb, float beta, float *c, int64_t ldc);
 
+/// y = alpha * x B^T (+ beta * y when beta != 0) for a row vector x of k
+/// floats and B of n rows, `ldb` floats apart (Gemv.cpp), on up to
+/// `threads` threads; false (nothing written) without AVX2 or AVX-512.
+bool gemvTransposedB(int64_t n, int64_t k, float alpha, const float *x,
+                     const float *b, int64_t ldb, float beta, float *y,
+                     int threads);
+
 /// The same for f64, on OpenBLAS (oneDNN has no dgemm).
 weft_rt_status gemmF64(weft_rt_context *ctx, bool transA, bool transB,
                        int64_t m, int64_t n, int64_t k, double alpha,

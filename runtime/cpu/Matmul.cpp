@@ -81,6 +81,11 @@ weft_rt_status weft::rt::cpu::gemmF32(weft_rt_context *ctx, GemmBackend backend,
                 static_cast<int>(ldc));
     return WEFT_RT_OK;
   }
+  // A classifier's one-row product with B transposed: our kernel reads B
+  // faster (Gemv.cpp).
+  if (m == 1 && transB && (!transA || lda == 1) &&
+      gemvTransposedB(n, k, alpha, a, b, ldb, beta, c, gemmThreads(m, n, k)))
+    return WEFT_RT_OK;
   // oneDNN 2.6's AVX-512 sgemm takes a last column of C past a multiple of
   // 16 as if it were 16 more (a 7x7 plane's 49 cost as much as 64): one
   // column more is a product of its own, matrix times vector, for a fifth

@@ -1,7 +1,7 @@
 //===- VectorIsa.h - AVX-512 and AVX2 vectors for hand-written kernels -*-===//
 //
-// The operations the channel-blocked depthwise and the direct convolution
-// kernels are written in, once per instruction set: `avx512::Isa` (16
+// The operations the channel-blocked depthwise, the direct convolution and
+// the matrix-vector kernels are written in, once per instruction set: `avx512::Isa` (16
 // floats) and `avx2::Isa` (8 floats, with FMA), each function compiled for
 // its set. A kernel's source (a .inc file) is included once per set inside
 // `#pragma GCC target` and a namespace that brings V, kLanes and Isa in, so
@@ -52,6 +52,8 @@ struct Isa {
   /// value that must keep its NaN second.
   WEFT_RT_ISA_FN("avx512f") V min(V a, V b) { return _mm512_min_ps(a, b); }
   WEFT_RT_ISA_FN("avx512f") V max(V a, V b) { return _mm512_max_ps(a, b); }
+  /// The sum of the lanes.
+  WEFT_RT_ISA_FN("avx512f") float sum(V v) { return _mm512_reduce_add_ps(v); }
   /// r[i] lane j becomes r[j] lane i: interleave pairs of floats, then of
   /// 64-bit pairs, then 128-bit quarters twice.
   WEFT_RT_ISA_FN("avx512f") void transpose(V (&r)[16]) {
@@ -113,6 +115,14 @@ struct Isa {
   }
   WEFT_RT_ISA_FN("avx2,fma") V min(V a, V b) { return _mm256_min_ps(a, b); }
   WEFT_RT_ISA_FN("avx2,fma") V max(V a, V b) { return _mm256_max_ps(a, b); }
+  /// The sum of the lanes.
+  WEFT_RT_ISA_FN("avx2,fma") float sum(V v) {
+    __m128 half = _mm_add_ps(_mm256_castps256_ps128(v),
+                             _mm256_extractf128_ps(v, 1));
+    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
+    half = _mm_add_ss(half, _mm_movehdup_ps(half));
+    return _mm_cvtss_f32(half);
+  }
   WEFT_RT_ISA_FN("avx2,fma") void transpose(V (&r)[8]) {
     V t[8], u[8];
     for (int i = 0; i < 8; i += 2) {

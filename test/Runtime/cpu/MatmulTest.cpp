@@ -108,6 +108,23 @@ TEST_P(MatmulTest, LastColumnOnItsOwn) {
         }
 }
 
+// Tests one-row products with B transposed (a classifier's Gemm, which runs
+// on our matrix-vector kernel): row counts that are and are not multiples
+// of its four, k with and without a tail after the vectors, with and
+// without a bias (beta), A transposed (one column) too, and a size that
+// splits between two threads.
+TEST_P(MatmulTest, OneRowTimesTransposed) {
+  for (int64_t n : {1, 3, 4, 7, 1000})
+    for (int64_t k : {5, 16, 37, 1280})
+      for (bool bias : {false, true})
+        for (bool ta : {false, true}) {
+          MatmulCase c{1, n, k, ta, true, 0.75, 1.5, bias, n, 1};
+          SCOPED_TRACE("n " + std::to_string(n) + " k " + std::to_string(k) +
+                       (bias ? " bias" : "") + (ta ? " A^T" : ""));
+          check<float>(c, WEFT_RT_F32);
+        }
+}
+
 // Tests bias as a column, a full matrix, a scalar and absent.
 TEST_P(MatmulTest, BiasLayouts) {
   check<float>({9, 13, 7, false, false, 1.0, 1.0, true, 1, 0}, WEFT_RT_F32);
