@@ -9,10 +9,11 @@
 // wasted on short rows, and a stride of 2 reads every other pixel of the
 // tile instead of splitting rows into phases; this is what onnxruntime's
 // NCHWc kernels get from their layout, with the transposes as the price of
-// keeping the program's plain NCHW buffers. It wins on the small planes of
-// mobile networks (MobileNetV2's 28-, 14- and 7-wide layers), where the
-// plane path (DepthwiseConv.cpp) spends its time on partial vectors and
-// per-plane set-up; bench/kernels/README.md has the figures.
+// keeping the program's plain NCHW buffers. It wins where the plane path
+// (DepthwiseConv.cpp) spends its time on partial vectors, half-used lanes
+// and per-plane set-up: strided layers on small inputs and rows of at most
+// 8 outputs (MobileNetV2's 28- and 14-wide stride-2 layers, its 7-wide
+// ones); bench/kernels/README.md has the figures.
 //
 //===----------------------------------------------------------------------===//
 
