@@ -56,8 +56,9 @@ struct CpuCodegenPipelineOptions
       llvm::cl::init(true)};
   PassOptions::Option<bool> fuseConvClamp{
       *this, "fuse-conv-clamp",
-      llvm::cl::desc("Fuse Relu and Clip into the convolution before them "
-                     "(weft-fuse-conv-clamp; the CPU kernels only)"),
+      llvm::cl::desc("Fuse residual Adds, Relu and Clip into the "
+                     "convolution before them (weft-fuse-conv-clamp; the CPU "
+                     "kernels only)"),
       llvm::cl::init(true)};
 };
 

@@ -211,16 +211,21 @@ def WeftFuseLayerNorm : Pass<"weft-fuse-layer-norm"> {
 }
 
 def WeftFuseConvClamp : Pass<"weft-fuse-conv-clamp"> {
-  let summary = "Fuse a Relu, Relu6 or Clip into the convolution before it";
+  let summary = "Fuse a residual Add and a Relu, Relu6 or Clip into the "
+                "convolution before them";
   let description = [{
     A `weft.conv` on f32 whose only user is `weft.unary relu` or a
     `weft.clip` with constant finite bounds (Relu6 is `clip min 0 max 6`)
     gets `clamp_min` / `clamp_max` and the user goes: the CPU kernels clamp
     each output block while it is in cache (oneDNN's post-op, the im2col
     path's bias pass, the depthwise kernel) instead of a separate pass over
-    the tensor. Runs on per-device programs, after partitioning, so a
-    convolution whose output is a partial sum (an all-reduce follows it) is
-    never clamped early. CPU only: the CUDA backend has no fused clamp.
+    the tensor. One (without a clamp yet) whose only user is a
+    `weft.binary add` of a tensor of its type, a residual connection, takes
+    that tensor as its `addend`, in the Add's place, and then the Relu that
+    may follow (`weft_rt_cpu_conv_add`). Runs on per-device programs, after
+    partitioning, so a convolution whose output is a partial sum (an
+    all-reduce follows it) is never clamped early. CPU only: the CUDA
+    backend has no fused clamp or addend.
 
     ```mlir
     %y = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
@@ -229,6 +234,12 @@ def WeftFuseConvClamp : Pass<"weft-fuse-conv-clamp"> {
     // becomes
     %r = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1]
            dilations [1, 1] clamp_min 0.0 : (...) -> ...
+
+    %y = weft.conv %x, %w, %b ... : (...) -> tensor<1x64x56x56xf32>
+    %a = weft.binary add %y, %skip : (...) -> tensor<1x64x56x56xf32>
+    %r = weft.unary relu %a : ...
+    // becomes
+    %r = weft.conv %x, %w, %b addend %skip ... clamp_min 0.0 : (...) -> ...
     ```
   }];
 }
