@@ -51,33 +51,8 @@ struct BlockedGeometry {
 };
 } // namespace
 
-#ifdef WEFT_RT_VECTOR_ISA
-// GCC 12 warns that computeRun's accumulators, and the intrinsics' own
-// temporaries, may be used uninitialized once it has moved them out of the
-// tap loops; every lane is set before it is read.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-namespace {
-namespace onAvx512 {
-using namespace weft::rt::cpu::avx512;
-#include "DepthwiseBlockedKernel.inc"
-} // namespace onAvx512
-} // namespace
-#pragma GCC pop_options
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace {
-namespace onAvx2 {
-using namespace weft::rt::cpu::avx2;
-#include "DepthwiseBlockedKernel.inc"
-} // namespace onAvx2
-} // namespace
-#pragma GCC pop_options
-#pragma GCC diagnostic pop
-#endif
+#define WEFT_RT_ISA_KERNEL "DepthwiseBlockedKernel.inc"
+#include "VectorIsaKernels.inc"
 
 namespace {
 std::atomic<DepthwisePath> forcedPath{DepthwisePath::Auto};

@@ -32,6 +32,7 @@
 #include "Conv.h"
 #include "KernelParams.h"
 #include "MathSupport.h"
+#include "VectorIsa.h"
 
 #include <algorithm>
 #include <atomic>
@@ -529,14 +530,14 @@ const BandEntry &bandEntryFor(const ConvShape &s) {
 
 /// The best instruction set the CPU has for the fast path.
 DepthwiseIsa detectIsa() {
-#ifdef WEFT_RT_X86_TARGETS
-  __builtin_cpu_init();
-  if (__builtin_cpu_supports("avx512f"))
+  switch (cpuVectors()) {
+  case CpuVectors::Avx512:
     return DepthwiseIsa::Avx512;
-  if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+  case CpuVectors::Avx2:
     return DepthwiseIsa::Avx2;
-#endif
-  return DepthwiseIsa::Baseline;
+  default:
+    return DepthwiseIsa::Baseline;
+  }
 }
 
 const DepthwiseIsa kCpuIsa = detectIsa();

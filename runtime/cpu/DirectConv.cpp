@@ -62,30 +62,8 @@ struct DirectEntry : CacheEntry {
 };
 } // namespace
 
-#ifdef WEFT_RT_VECTOR_ISA
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-namespace {
-namespace onAvx512 {
-using namespace weft::rt::cpu::avx512;
-#include "DirectConvKernel.inc"
-} // namespace onAvx512
-} // namespace
-#pragma GCC pop_options
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace {
-namespace onAvx2 {
-using namespace weft::rt::cpu::avx2;
-#include "DirectConvKernel.inc"
-} // namespace onAvx2
-} // namespace
-#pragma GCC pop_options
-#pragma GCC diagnostic pop
-#endif
+#define WEFT_RT_ISA_KERNEL "DirectConvKernel.inc"
+#include "VectorIsaKernels.inc"
 
 namespace {
 /// The geometry for vectors of `lanes` floats, or false when this path
@@ -183,12 +161,9 @@ void packWeights(const DirectGeometry &g, const float *w, float *packed) {
 
 bool weft::rt::cpu::directConvTakes(const ConvShape &s) {
 #ifdef WEFT_RT_VECTOR_ISA
-  __builtin_cpu_init();
-  const bool vectors =
-      __builtin_cpu_supports("avx512f") ||
-      (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   DirectGeometry g;
-  return vectors && s.c <= 4 && directGeometry(s, 16, g);
+  return cpuVectors() != CpuVectors::None && s.c <= 4 &&
+         directGeometry(s, 16, g);
 #else
   (void)s;
   return false;
@@ -201,12 +176,10 @@ weft_rt_status weft::rt::cpu::convDirect(weft_rt_context *ctx,
                                          const float *weight,
                                          const float *bias, float *out) {
 #ifdef WEFT_RT_VECTOR_ISA
-  __builtin_cpu_init();
-  const bool avx512 = __builtin_cpu_supports("avx512f");
-  const bool avx2 =
-      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  const CpuVectors vectors = cpuVectors();
+  const bool avx512 = vectors == CpuVectors::Avx512;
   DirectGeometry g;
-  if ((avx512 || avx2) && directGeometry(s, avx512 ? 16 : 8, g)) {
+  if (vectors != CpuVectors::None && directGeometry(s, avx512 ? 16 : 8, g)) {
     DirectEntry *entry = findCached<DirectEntry>(ctx, params, s.words);
     if (!entry)
       entry = storeCached(ctx, params, s.words, std::make_unique<DirectEntry>());

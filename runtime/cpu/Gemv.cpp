@@ -20,45 +20,18 @@
 
 using namespace weft::rt::cpu;
 
-#ifdef WEFT_RT_VECTOR_ISA
-// GCC 12's AVX-512 intrinsics read an undefined vector in their unmasked
-// forms, which -Wmaybe-uninitialized reports falsely.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#pragma GCC push_options
-#pragma GCC target("avx512f")
-namespace {
-namespace onAvx512 {
-using namespace weft::rt::cpu::avx512;
-#include "GemvKernel.inc"
-} // namespace onAvx512
-} // namespace
-#pragma GCC pop_options
-
-#pragma GCC push_options
-#pragma GCC target("avx2,fma")
-namespace {
-namespace onAvx2 {
-using namespace weft::rt::cpu::avx2;
-#include "GemvKernel.inc"
-} // namespace onAvx2
-} // namespace
-#pragma GCC pop_options
-#pragma GCC diagnostic pop
-#endif
+#define WEFT_RT_ISA_KERNEL "GemvKernel.inc"
+#include "VectorIsaKernels.inc"
 
 bool weft::rt::cpu::gemvTransposedB(int64_t n, int64_t k, float alpha,
                                     const float *x, const float *b,
                                     int64_t ldb, float beta, float *y,
                                     int threads) {
 #ifdef WEFT_RT_VECTOR_ISA
-  __builtin_cpu_init();
-  auto run = __builtin_cpu_supports("avx512f") ? onAvx512::gemvRows
-             : __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")
-                 ? onAvx2::gemvRows
-                 : nullptr;
-  if (!run)
+  if (cpuVectors() == CpuVectors::None)
     return false;
+  auto run = cpuVectors() == CpuVectors::Avx512 ? onAvx512::gemvRows
+                                                 : onAvx2::gemvRows;
   const int team = static_cast<int>(std::min<int64_t>(threads, (n + 3) / 4));
 #pragma omp parallel num_threads(team) if (team > 1)
   {

@@ -56,6 +56,15 @@ static WEFT_RT_INLINE void foldTap(Acc *__restrict acc, const T *base,
   }
 }
 
+/// p[0], p[2], ..., p[30] from two loads, of p[0..15] and of p[15..30], so
+/// that nothing past p[30] (the last input a stride-2 block reads) is read.
+static WEFT_RT_INLINE Float16 loadEveryOther(const float *p) {
+  const Int16 evens = {0,      2,       4,       6,      8,      10,
+                       12,     14,      16 + 1,  16 + 3, 16 + 5, 16 + 7,
+                       16 + 9, 16 + 11, 16 + 13, 16 + 15};
+  return __builtin_shuffle(loadFloat16(p), loadFloat16(p + 15), evens);
+}
+
 /// The f32 interior outputs of one output row, 16 at a time in registers
 /// over every tap (strides 1 and 2; others are left to the scalar loop).
 /// Returns where the scalar loop takes over.
@@ -68,60 +77,32 @@ static WEFT_RT_INLINE int64_t vectorInterior(const PoolShape &s,
   if (stride != 1 && stride != 2)
     return begin;
   const int64_t dilation = s.dilations[2], pad = s.padsBegin[2];
-  // Stride 2 takes inputs 0, 2, ..., 30 from two loads, of 0..15 and of
-  // 15..30, so that nothing past the last input the window reads is loaded.
-  const Int16 evens = {0,      2,       4,       6,      8,      10,
-                       12,     14,      16 + 1,  16 + 3, 16 + 5, 16 + 7,
-                       16 + 9, 16 + 11, 16 + 13, 16 + 15};
   const float identity = isMax ? std::numeric_limits<float>::lowest() : 0.0f;
-  // Blocks of 16 outputs, up to four at a time with an accumulator each:
-  // one block's taps form a chain of dependent maxima (ResNet-18's 3x3
-  // stride-2 max pool took 190 us on one block at a time, 64 x 112 x 112).
-  // The last block may overlap the one before, which only writes the same
-  // values again.
-  auto blocks = [&](const int64_t *starts, auto count) {
-    constexpr int kBlocks = decltype(count)::value;
-    Float16 v[kBlocks];
-    for (int b = 0; b < kBlocks; ++b)
-      v[b] = Float16{} + identity;
+  // Blocks of 16 outputs; the last one may overlap the one before, which
+  // only writes the same values again.
+  auto block = [&](int64_t ow) {
+    Float16 v = Float16{} + identity;
     for (int64_t td = wd.first; td < wd.last; ++td) {
       int64_t id = wd.start + td * s.dilations[0];
       for (int64_t th = wh.first; th < wh.last; ++th) {
         int64_t ih = wh.start + th * s.dilations[1];
         const float *row = x + (id * s.in[1] + ih) * s.in[2];
         for (int64_t tw = 0; tw < s.kernel[2]; ++tw) {
-          const float *base = row + tw * dilation - pad;
-          for (int b = 0; b < kBlocks; ++b) {
-            const float *at = base + starts[b] * stride;
-            Float16 t = loadFloat16(at);
-            if (stride == 2)
-              t = __builtin_shuffle(t, loadFloat16(at + 15), evens);
-            v[b] = isMax ? (t > v[b] ? t : v[b]) : v[b] + t;
-          }
+          const float *base = row + ow * stride + tw * dilation - pad;
+          Float16 t = stride == 2 ? loadEveryOther(base) : loadFloat16(base);
+          v = isMax ? (t > v ? t : v) : v + t;
         }
       }
     }
-    for (int b = 0; b < kBlocks; ++b)
-      storeFloat16(acc + starts[b], v[b]);
+    storeFloat16(acc + ow, v);
   };
   if (end - begin < 16)
     return begin;
-  // Every block's first output, the last one ending at `end`.
-  int64_t starts[4];
-  int count = 0;
-  for (int64_t ow = begin; ow < end; ow += 16) {
-    starts[count++] = std::min(ow, end - 16);
-    if (count == 4) {
-      blocks(starts, std::integral_constant<int, 4>());
-      count = 0;
-    }
-  }
-  if (count == 3)
-    blocks(starts, std::integral_constant<int, 3>());
-  else if (count == 2)
-    blocks(starts, std::integral_constant<int, 2>());
-  else if (count == 1)
-    blocks(starts, std::integral_constant<int, 1>());
+  int64_t ow = begin;
+  for (; ow + 16 <= end; ow += 16)
+    block(ow);
+  if (ow < end)
+    block(end - 16);
   return end;
 }
 
@@ -234,9 +215,8 @@ constexpr int64_t kMaxSeparableRows = 8;
 /// holds no NaN: it is a fold from the lowest float, and holds the
 /// (count - 1) * stride + kw columns the windows read). Strides 1 and 2 run
 /// 16 outputs at a time, the last block overlapping the one before (it only
-/// writes the same values again); a stride-2 block takes columns 0, 2, ...,
-/// 30 from two loads, of 0..15 and of 15..30, so that nothing past the last
-/// column is read. GCC's own vectorization of the loop left an 8-output
+/// writes the same values again; stride 2 through loadEveryOther). GCC's own
+/// vectorization of the loop left an 8-output
 /// tail to scalar code on ResNet-18's 56-wide rows.
 template <int kStride>
 static WEFT_RT_INLINE void maxAcross(float *__restrict y, const float *vm,
@@ -244,14 +224,8 @@ static WEFT_RT_INLINE void maxAcross(float *__restrict y, const float *vm,
                                      int64_t stride) {
   const int64_t step = kStride ? kStride : stride;
   if ((kStride == 1 || kStride == 2) && count >= 16) {
-    const Int16 evens = {0,      2,       4,       6,      8,      10,
-                         12,     14,      16 + 1,  16 + 3, 16 + 5, 16 + 7,
-                         16 + 9, 16 + 11, 16 + 13, 16 + 15};
     auto taps = [&](const float *p) {
-      Float16 t = loadFloat16(p);
-      if (kStride == 2)
-        t = __builtin_shuffle(t, loadFloat16(p + 15), evens);
-      return t;
+      return kStride == 2 ? loadEveryOther(p) : loadFloat16(p);
     };
     for (int64_t o = 0; o < count; o += 16) {
       const int64_t first = std::min(o, count - 16);

@@ -8,8 +8,6 @@
 #include "KernelParams.h"
 #include "MathSupport.h"
 
-#include <omp.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -187,69 +185,45 @@ static void reduceInto(const ReduceLayout &l, const T *x, Acc *result,
     }
     return;
   }
-  // The tail is reduced: each output is a sum of contiguous runs. Each
-  // thread takes a contiguous range of outputs and steps through the kept
-  // dimensions as an odometer: keptOffset's divisions for every output cost
-  // more than reducing MobileNetV2's 49-element pooling runs.
+  // The tail is reduced: each output is a sum of contiguous runs.
   constexpr bool kSumsRuns =
       std::is_same_v<T, float> && std::is_same_v<Acc, double> &&
       (kind == kSum || kind == kMean || kind == kSumSquare || kind == kL2);
-  auto reduceRange = [&](int64_t begin, int64_t end) {
-    if constexpr (kSumsRuns) {
+  constexpr bool kSquares = kind == kSumSquare || kind == kL2;
+  if constexpr (kSumsRuns) {
+    if (l.rank == 2 && keptCount == 1) {
       // One run per output, a fixed stride apart (a reduced tail after
-      // mergeReduceDims, e.g. a global average pool).
-      if (l.rank == 2 && keptCount == 1) {
-        sumRunsF32<(kind == kSumSquare || kind == kL2)>(
-            x + begin * l.strides[0], end - begin, l.strides[0], tail,
-            result + begin);
-        return;
+      // mergeReduceDims, e.g. a global average pool): blocks of runs per
+      // call.
+      constexpr int64_t kBlock = 64;
+      const int64_t blocks = (l.outCount + kBlock - 1) / kBlock;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+      for (int64_t block = 0; block < blocks; ++block) {
+        const int64_t begin = block * kBlock;
+        sumRunsF32<kSquares>(x + begin * l.strides[0],
+                             std::min(kBlock, l.outCount - begin),
+                             l.strides[0], tail, result + begin);
       }
+      return;
     }
-    int64_t index[kMaxRank] = {};
-    for (int64_t i = keptCount - 1, rest = begin; i >= 0; --i) {
-      index[i] = rest % l.sizes[keptDims[i]];
-      rest /= l.sizes[keptDims[i]];
-    }
-    int64_t offset = keptOffset(begin);
-    for (int64_t o = begin; o < end; ++o) {
-      Acc acc = Op::init();
-      Acc shift = shifts ? shifts[o] : Acc(0);
-      const T *base = x + offset;
-      for (ReducedWalk walk(l, last); !walk.done; walk.next()) {
-        const T *line = base + walk.offset;
-        if constexpr (kSumsRuns) {
-          double sum;
-          sumRunsF32<(kind == kSumSquare || kind == kL2)>(line, 1, 0, tail,
-                                                         &sum);
-          acc += sum;
-        } else {
-          for (int64_t i = 0; i < tail; ++i)
-            acc = Op::step(acc, line[i], shift);
-        }
-      }
-      result[o] = acc;
-      for (int64_t i = keptCount - 1; i >= 0; --i) {
-        int64_t d = keptDims[i];
-        offset += l.strides[d];
-        if (++index[i] < l.sizes[d])
-          break;
-        offset -= index[i] * l.strides[d];
-        index[i] = 0;
-      }
-    }
-  };
-  if (nt <= 1) {
-    reduceRange(0, l.outCount);
-    return;
   }
-#pragma omp parallel num_threads(nt)
-  {
-    int64_t team = omp_get_num_threads(), t = omp_get_thread_num();
-    int64_t count = l.outCount;
-    int64_t begin = count / team * t + std::min<int64_t>(t, count % team);
-    int64_t end = begin + count / team + (t < count % team ? 1 : 0);
-    if (begin < end)
-      reduceRange(begin, end);
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t o = 0; o < l.outCount; ++o) {
+    Acc acc = Op::init();
+    Acc shift = shifts ? shifts[o] : Acc(0);
+    const T *base = x + keptOffset(o);
+    for (ReducedWalk walk(l, last); !walk.done; walk.next()) {
+      const T *line = base + walk.offset;
+      if constexpr (kSumsRuns) {
+        double sum;
+        sumRunsF32<kSquares>(line, 1, 0, tail, &sum);
+        acc += sum;
+      } else {
+        for (int64_t i = 0; i < tail; ++i)
+          acc = Op::step(acc, line[i], shift);
+      }
+    }
+    result[o] = acc;
   }
 }
 

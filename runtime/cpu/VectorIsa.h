@@ -1,17 +1,39 @@
 //===- VectorIsa.h - AVX-512 and AVX2 vectors for hand-written kernels -*-===//
 //
 // The operations the channel-blocked depthwise, the direct convolution and
-// the matrix-vector kernels are written in, once per instruction set: `avx512::Isa` (16
-// floats) and `avx2::Isa` (8 floats, with FMA), each function compiled for
-// its set. A kernel's source (a .inc file) is included once per set inside
-// `#pragma GCC target` and a namespace that brings V, kLanes and Isa in, so
-// that the same code is compiled for both and picked at run time
-// (runtime/cpu is built for the baseline x86-64). Private to runtime/cpu.
+// the matrix-vector kernels are written in, once per instruction set:
+// `avx512::Isa` (16 floats) and `avx2::Isa` (8 floats, with FMA), each
+// function compiled for its set, and cpuVectors(), which of them this CPU
+// runs. A kernel's source (a .inc file) is compiled for both sets by
+// VectorIsaKernels.inc and picked at run time (runtime/cpu is built for the
+// baseline x86-64). Private to runtime/cpu.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef WEFT_RUNTIME_CPU_VECTORISA_H
 #define WEFT_RUNTIME_CPU_VECTORISA_H
+
+namespace weft::rt::cpu {
+/// The widest vectors this CPU runs: AVX-512, AVX2 with FMA, or neither.
+enum class CpuVectors { None, Avx2, Avx512 };
+
+/// This CPU's vectors, checked once.
+inline CpuVectors cpuVectors() {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const CpuVectors detected = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f"))
+      return CpuVectors::Avx512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return CpuVectors::Avx2;
+    return CpuVectors::None;
+  }();
+  return detected;
+#else
+  return CpuVectors::None;
+#endif
+}
+} // namespace weft::rt::cpu
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
 #define WEFT_RT_VECTOR_ISA 1
