@@ -15,9 +15,6 @@
 #include <omp.h>
 
 #include <limits>
-#include <memory>
-#include <new>
-#include <vector>
 
 using namespace weft::rt::cpu;
 
@@ -145,22 +142,6 @@ static void addAndClamp(const ConvShape &s, float *y, const float *addend,
   }
 }
 
-namespace {
-/// The im2col matrix of one op, kept between calls.
-struct Im2colEntry : CacheEntry {
-  std::vector<float> data;
-  /// Grows the matrix to `floats`; false when memory runs out.
-  bool resize(int64_t floats) {
-    try {
-      data.resize(static_cast<size_t>(floats));
-    } catch (const std::bad_alloc &) {
-      return false;
-    }
-    return true;
-  }
-};
-} // namespace
-
 /// One group's product and finish on `team` threads that each take a block
 /// of output channels (or, with fewer than 32 per thread, of columns, 16 at
 /// a time) with a single-threaded sgemm and finish it at once, while it is
@@ -221,21 +202,15 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
   for (int d = 0; d < 3; ++d)
     direct =
         direct && s.strides[d] == 1 && s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
-  // The im2col matrix is kept between calls (cached for the op's parameter
-  // block): allocated at every call, one of ResNet-18's strided 1x1
-  // projections (200 KB) was mapped and faulted in each time.
+  // The im2col matrix is kept between calls: allocated at every call, one
+  // of ResNet-18's strided 1x1 projections (200 KB) was mapped and faulted
+  // in each time.
   float *columnsBuffer = nullptr;
   if (!direct) {
-    Im2colEntry *entry = findCached<Im2colEntry>(ctx, params, s.words);
-    if (!entry)
-      entry =
-          storeCached(ctx, params, s.words, std::make_unique<Im2colEntry>());
-    if (!entry->resize(reduction * outPlane))
-      return weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
-                          "conv: cannot allocate %lld bytes for the im2col "
-                          "matrix",
-                          static_cast<long long>(reduction * outPlane * 4));
-    columnsBuffer = entry->data.data();
+    columnsBuffer = cachedScratch(ctx, params, s.words, reduction * outPlane,
+                                  kConv, "the im2col matrix");
+    if (!columnsBuffer)
+      return WEFT_RT_OUT_OF_MEMORY;
   }
   // The GEMM writes each group's output (beta 0); the bias and the clamp
   // follow in one pass over it while it is still in cache, or not at all.

@@ -26,8 +26,6 @@
 #include <omp.h>
 
 #include <algorithm>
-#include <new>
-#include <vector>
 
 using namespace weft::rt::cpu;
 
@@ -54,12 +52,6 @@ struct DirectGeometry {
   int64_t tapOffsets[kMaxDirectTaps];
 };
 
-/// The scratch buffers of one op, kept between calls (the phase rows of a
-/// 224 x 224 image are 600 KB, which a fresh allocation would fault in at
-/// every call).
-struct DirectEntry : CacheEntry {
-  std::vector<float> rows, packed;
-};
 } // namespace
 
 #define WEFT_RT_ISA_KERNEL "DirectConvKernel.inc"
@@ -180,19 +172,16 @@ weft_rt_status weft::rt::cpu::convDirect(weft_rt_context *ctx,
   const bool avx512 = vectors == CpuVectors::Avx512;
   DirectGeometry g;
   if (vectors != CpuVectors::None && directGeometry(s, avx512 ? 16 : 8, g)) {
-    DirectEntry *entry = findCached<DirectEntry>(ctx, params, s.words);
-    if (!entry)
-      entry = storeCached(ctx, params, s.words, std::make_unique<DirectEntry>());
-    try {
-      entry->rows.resize(g.c * g.paddedRows * g.rowStride);
-      entry->packed.resize(g.ocBlocks * g.taps * kOcBlock);
-    } catch (const std::bad_alloc &) {
-      return weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
-                          "conv: cannot allocate the direct kernel's phase "
-                          "rows (%lld floats)",
-                          (long long)(g.c * g.paddedRows * g.rowStride));
-    }
-    float *rows = entry->rows.data(), *packed = entry->packed.data();
+    // The phase rows (600 KB for a 224 x 224 image) and the packed weights,
+    // kept between calls.
+    const int64_t rowFloats = g.c * g.paddedRows * g.rowStride;
+    float *rows =
+        cachedScratch(ctx, params, s.words,
+                      rowFloats + g.ocBlocks * g.taps * kOcBlock, "conv",
+                      "the direct kernel's phase rows and weights");
+    if (!rows)
+      return WEFT_RT_OUT_OF_MEMORY;
+    float *packed = rows + rowFloats;
     packWeights(g, weight, packed);
     auto run = avx512 ? onAvx512::directUnits : onAvx2::directUnits;
     const int64_t units = g.ocBlocks * g.oh;

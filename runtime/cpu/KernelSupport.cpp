@@ -6,6 +6,8 @@
 
 #include "KernelSupport.h"
 
+#include <new>
+
 using namespace weft::rt::cpu;
 
 weft_rt_status weft::rt::cpu::checkDtype(weft_rt_context *ctx,
@@ -48,4 +50,24 @@ weft_rt_status ScratchBuffer::allocate(weft_rt_context *ctx, const char *kernel,
                         "%s: cannot allocate %lld bytes for %s", kernel,
                         static_cast<long long>(bytes), what);
   return WEFT_RT_OK;
+}
+
+float *weft::rt::cpu::cachedScratch(weft_rt_context *ctx,
+                                    const int64_t *params, size_t words,
+                                    int64_t floats, const char *kernel,
+                                    const char *what) {
+  CachedScratch *entry = findCached<CachedScratch>(ctx, params, words);
+  if (!entry)
+    entry = storeCached(ctx, params, words, std::make_unique<CachedScratch>());
+  if (static_cast<int64_t>(entry->data.size()) < floats) {
+    try {
+      entry->data.resize(static_cast<size_t>(floats));
+    } catch (const std::bad_alloc &) {
+      weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
+                   "%s: cannot allocate %lld bytes for %s", kernel,
+                   static_cast<long long>(floats) * 4, what);
+      return nullptr;
+    }
+  }
+  return entry->data.data();
 }

@@ -220,6 +220,20 @@ T *storeCached(weft_rt_context *ctx, const int64_t *params, size_t words,
   return raw;
 }
 
+/// An op's scratch floats, kept between its calls (cached for its
+/// parameter block): a buffer of a few hundred KB allocated at every call
+/// is mapped and faulted in each time (an im2col matrix, the direct
+/// convolution's phase rows).
+struct CachedScratch : CacheEntry {
+  std::vector<float> data;
+};
+
+/// The op's scratch, grown to at least `floats`; null after reporting
+/// WEFT_RT_OUT_OF_MEMORY (naming `kernel` and `what`) when it cannot grow.
+float *cachedScratch(weft_rt_context *ctx, const int64_t *params,
+                     size_t words, int64_t floats, const char *kernel,
+                     const char *what);
+
 /// Copies `count` elements of `bytes` each from src to dst (no overlap).
 inline void copyElements(void *dst, const void *src, int64_t count,
                          int64_t bytes) {
