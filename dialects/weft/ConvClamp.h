@@ -4,8 +4,9 @@
 // the convolution's `clamp_min` / `clamp_max` on the CPU, and an Add of the
 // convolution's result and a tensor of its type (a residual connection) as
 // its `addend` (codegen's weft-fuse-conv-clamp). The rules live here, beside
-// the op, so that the fusion and the cost model (which must not charge a
-// fused clamp a pass of its own) agree on them.
+// the op, so that the fusion and the cost model agree on them: a fused
+// clamp costs no pass of its own in the model. A fused Add keeps its pass
+// there, as it does at run time on every algorithm but the 1x1 one.
 //
 //===----------------------------------------------------------------------===//
 

@@ -70,7 +70,8 @@ weft_rt_status weft::rt::cpu::gemmF32(weft_rt_context *ctx, GemmBackend backend,
   }
   if (backend == GemmBackend::Auto)
     backend = chooseBackend(m, n, k);
-  ScopedLibraryThreads threads(gemmThreads(m, n, k));
+  const int threadCount = gemmThreads(m, n, k);
+  ScopedLibraryThreads threads(threadCount);
   bool intSized = fitsInt(m) && fitsInt(n) && fitsInt(k) && fitsInt(lda) &&
                   fitsInt(ldb) && fitsInt(ldc);
   if (backend == GemmBackend::OpenBlas && intSized) {
@@ -84,7 +85,7 @@ weft_rt_status weft::rt::cpu::gemmF32(weft_rt_context *ctx, GemmBackend backend,
   // A classifier's one-row product with B transposed: our kernel reads B
   // faster (Gemv.cpp).
   if (m == 1 && transB && (!transA || lda == 1) &&
-      gemvTransposedB(n, k, alpha, a, b, ldb, beta, c, gemmThreads(m, n, k)))
+      gemvTransposedB(n, k, alpha, a, b, ldb, beta, c, threadCount))
     return WEFT_RT_OK;
   // oneDNN 2.6's AVX-512 sgemm takes a last column of C past a multiple of
   // 16 as if it were 16 more (a 7x7 plane's 49 cost as much as 64): one
