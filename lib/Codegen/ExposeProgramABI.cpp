@@ -9,6 +9,7 @@
 
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
+#include "weft/ModelFunction.h"
 #include "weft/WeftOps.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -78,9 +79,12 @@ struct WeftExposeProgramABIPass
 
   void runOnOperation() override {
     ModuleOp module = getOperation();
-    auto func = module.lookupSymbol<func::FuncOp>(entry);
+    func::FuncOp func =
+        entry.empty() ? getModelFunction(module, "weft-expose-program-abi")
+                      : module.lookupSymbol<func::FuncOp>(entry);
     if (!func) {
-      module.emitError() << "no function '" << entry << "' to compile";
+      if (!entry.empty())
+        module.emitError() << "no function '" << entry << "' to compile";
       return signalPassFailure();
     }
     if (!func.getBody().hasOneBlock()) {

@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/AutoShard.h"
+#include "weft/ModelFunction.h"
 #include "weft/Plan/CostModel.h"
 #include "weft/Plan/Sharding.h"
 #include "weft/Transforms/ShardedMemory.h"
@@ -758,9 +759,9 @@ llvm::Error mlir::weft::fitPlanToBudget(
 LogicalResult mlir::weft::autoShard(ModuleOp module,
                                     const AutoShardOptions &options,
                                     AutoShardReport &report) {
-  auto func = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = getModelFunction(module, "weft-auto-shard");
   if (!func)
-    return module.emitError("the module has no main function to shard");
+    return failure();
   if (options.mesh < 0 ||
       options.mesh >= static_cast<int>(options.cluster.meshes.size()))
     return module.emitError("the cluster has no mesh to plan for");

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/Pipeline.h"
+#include "weft/ModelFunction.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/Transforms/ShardedMemory.h"
 
@@ -58,9 +59,9 @@ struct StagePlan {
 LogicalResult mlir::weft::splitIntoStages(ModuleOp module,
                                           const StageAssignment &assignment,
                                           ArrayRef<StageMesh> meshes) {
-  auto func = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = getModelFunction(module, "pipeline stages");
   if (!func)
-    return module.emitError("the module has no main function to split");
+    return failure();
   if (static_cast<int>(meshes.size()) != assignment.numStages)
     return module.emitError("internal: ")
            << assignment.numStages << " stages but " << meshes.size()
@@ -209,6 +210,7 @@ OwningOpRef<ModuleOp> mlir::weft::outlineStage(StageOp stage) {
       b, loc, "main",
       FunctionType::get(context, body.getArgumentTypes(),
                         yield.getOperandTypes()));
+  setModelFunction(func);
   // Names cross with the values: plan.json and --report name every op.
   for (auto [i, input] : llvm::enumerate(stage.getInputs())) {
     func.setArgAttr(i, "weft.name", b.getStringAttr(valueName(input)));
@@ -278,14 +280,14 @@ static TensorSharding neededSharding(BlockArgument arg) {
 
 void mlir::weft::chooseBoundaryShardings(
     ModuleOp pipeline, MutableArrayRef<OwningOpRef<ModuleOp>> plannedStages) {
-  auto main = pipeline.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = lookupModelFunction(pipeline);
   SmallVector<StageOp> stages = llvm::to_vector(main.getOps<StageOp>());
   MLIRContext *context = pipeline.getContext();
   // Sources: each stage result leaves as its producer lies, partial sums
   // reduced on the stage's own mesh.
   DenseMap<Value, TensorSharding> leaving;
   for (auto [k, stage] : llvm::enumerate(stages)) {
-    auto func = plannedStages[k]->lookupSymbol<func::FuncOp>("main");
+    func::FuncOp func = lookupModelFunction(*plannedStages[k]);
     Operation *ret = func.getBody().front().getTerminator();
     auto meshRef = FlatSymbolRefAttr::get(context, stage.getMesh());
     SmallVector<Attribute> shardings;
@@ -302,7 +304,7 @@ void mlir::weft::chooseBoundaryShardings(
   }
   // Targets: what the consumer's users need.
   for (auto [k, stage] : llvm::enumerate(stages)) {
-    auto func = plannedStages[k]->lookupSymbol<func::FuncOp>("main");
+    func::FuncOp func = lookupModelFunction(*plannedStages[k]);
     for (auto [i, input] : llvm::enumerate(stage.getInputs())) {
       auto transfer = input.getDefiningOp<TransferOp>();
       if (!transfer)

@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "weft/ModelFunction.h"
 #include "weft/Plan/Reshard.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/Transforms/Pipeline.h"
@@ -99,7 +100,9 @@ static std::string shardingText(Attribute attr) {
 }
 
 int64_t mlir::weft::collectorRank(ModuleOp pipeline) {
-  auto main = pipeline.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = lookupModelFunction(pipeline);
+  if (!main)
+    return 0;
   StageOp last;
   for (StageOp stage : main.getOps<StageOp>())
     last = stage;
@@ -190,7 +193,9 @@ assignBroadcastGroups(std::vector<PlannedTransfer> &transfers,
 /// broadcast groups of their calls.
 static FailureOr<PlannedJob> planTransfers(ModuleOp pipeline,
                                            const TransferNetwork &network) {
-  auto main = pipeline.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = getModelFunction(pipeline, "pipeline transfers");
+  if (!main)
+    return failure();
   int64_t collector = collectorRank(pipeline);
   DenseMap<Operation *, int> stageIndex;
   for (auto [k, stage] : llvm::enumerate(main.getOps<StageOp>()))
@@ -577,7 +582,9 @@ TransferEmitter::assemble(const PlannedTransfer &t, const plan::Box &block,
 FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
     ModuleOp pipeline, ArrayRef<OwningOpRef<ModuleOp>> plannedStages,
     int64_t rank, int64_t worldSize, const TransferNetwork &network) {
-  auto main = pipeline.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = getModelFunction(pipeline, "pipeline device program");
+  if (!main)
+    return failure();
   SmallVector<StageOp> stages = llvm::to_vector(main.getOps<StageOp>());
   int myStage = -1;
   int64_t position = 0;
@@ -601,14 +608,18 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
   OwningOpRef<ModuleOp> device = plannedStages[myStage].get().clone();
   if (failed(spmdPartition(*device, position, stage.getMesh())))
     return failure();
-  auto body = device->lookupSymbol<func::FuncOp>("main");
+  func::FuncOp body = getModelFunction(*device, "pipeline device program");
+  if (!body)
+    return failure();
   body.setSymName("weft_stage_body");
   Block &bodyBlock = body.getBody().front();
 
   // The rank's main: the model's signature.
   OpBuilder b = OpBuilder::atBlockEnd(device->getBody());
   Location loc = main.getLoc();
-  auto program = func::FuncOp::create(b, loc, "main", main.getFunctionType());
+  auto program =
+      func::FuncOp::create(b, loc, main.getSymName(), main.getFunctionType());
+  setModelFunction(program);
   program.setAllArgAttrs(main.getAllArgAttrs());
   program.setAllResultAttrs(main.getAllResultAttrs());
   Block *entry = program.addEntryBlock();

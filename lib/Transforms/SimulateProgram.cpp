@@ -7,6 +7,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/SimulateProgram.h"
+#include "weft/ModelFunction.h"
 #include "weft/Plan/CostModel.h"
 #include "weft/Transforms/ShardingRules.h"
 #include "weft/WeftOps.h"
@@ -271,9 +272,9 @@ LogicalResult mlir::weft::appendRankSimOps(ModuleOp program,
                                            const plan::Cluster &cluster,
                                            SimCollectiveIds &ids,
                                            plan::SimProgram &out) {
-  auto main = program.lookupSymbol<func::FuncOp>("main");
-  if (!main || main.getBody().empty())
-    return program.emitError("the rank's program has no main to simulate");
+  func::FuncOp main = getModelFunction(program, "simulating a rank");
+  if (!main)
+    return failure();
   int device = deviceOfRank(info, info.rank);
   if (device < 0)
     return program.emitError("rank ")

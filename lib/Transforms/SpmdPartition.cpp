@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "weft/Transforms/SpmdPartition.h"
+#include "weft/ModelFunction.h"
 #include "weft/Plan/Sharding.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/WeftOps.h"
@@ -423,9 +424,9 @@ LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device,
     return module.emitError("spmd partition: device ")
            << device << " is not in mesh [" << llvm::interleaved(mesh.getShape())
            << "]";
-  auto func = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = getModelFunction(module, "spmd partition");
   if (!func)
-    return module.emitError("spmd partition: no main function");
+    return failure();
   SmallVector<int64_t> shape(mesh.getShape());
   Partitioner partitioner(
       func, FlatSymbolRefAttr::get(module.getContext(), meshSymbol), shape,
@@ -443,10 +444,11 @@ LogicalResult mlir::weft::spmdPartition(ModuleOp module, int64_t device,
 static FailureOr<std::pair<SmallVector<int64_t>, func::FuncOp>>
 plannedMain(ModuleOp module, StringRef meshSymbol) {
   auto mesh = module.lookupSymbol<MeshOp>(meshSymbol);
-  auto func = module.lookupSymbol<func::FuncOp>("main");
-  if (!mesh || !func)
-    return module.emitError("spmd partition: no weft.mesh @")
-           << meshSymbol << " or no main function";
+  if (!mesh)
+    return module.emitError("spmd partition: no weft.mesh @") << meshSymbol;
+  func::FuncOp func = getModelFunction(module, "spmd partition");
+  if (!func)
+    return failure();
   return std::make_pair(SmallVector<int64_t>(mesh.getShape()), func);
 }
 

@@ -6,6 +6,7 @@
 #include "Simulation.h"
 
 #include "weft/Codegen/WeightsFile.h"
+#include "weft/ModelFunction.h"
 #include "weft/Plan/CostModel.h"
 #include "weft/Plan/Schedule.h"
 #include "weft/Support/TempFolder.h"
@@ -154,7 +155,7 @@ static int planStages(ModuleOp module, ArrayRef<StageRequest> stages,
                       const plan::Cluster &cluster,
                       std::vector<OwningOpRef<ModuleOp>> &planned,
                       PipelineSummary &summary) {
-  auto main = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp main = lookupModelFunction(module);
   SmallVector<StageOp> stageOps = llvm::to_vector(main.getOps<StageOp>());
   for (auto [k, stageOp] : llvm::enumerate(stageOps)) {
     AutoShardOptions options = shardOptions;
@@ -307,7 +308,7 @@ int mlir::weft::compilePipeline(
   ModuleOp module = *model.module;
   plan::Cluster cluster = shardOptions.cluster;
   const plan::Mesh &whole = cluster.meshes[shardOptions.mesh];
-  auto func = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = lookupModelFunction(module);
   std::vector<double> work;
   FailureOr<StageAssignment> assignment = failure();
   if (options.autoStages) {
@@ -443,7 +444,7 @@ int mlir::weft::chooseMicrobatches(MLIRContext &context, WeftcOptions &options,
       return success();
     });
     FailureOr<BatchDims> dims = analyzeBatchSplit(
-        model.module->lookupSymbol<func::FuncOp>("main"), 1);
+        lookupModelFunction(*model.module), 1);
     if (succeeded(dims))
       batch = dims->batch;
   }
@@ -485,7 +486,7 @@ int mlir::weft::chooseMicrobatches(MLIRContext &context, WeftcOptions &options,
         return success();
       });
       assignment =
-          assignAutoStages(model.module->lookupSymbol<func::FuncOp>("main"),
+          assignAutoStages(lookupModelFunction(*model.module),
                            cluster, whole.devices, autoOptions, stages, report,
                            &trial.requestSeconds);
     }

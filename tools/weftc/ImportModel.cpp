@@ -5,6 +5,7 @@
 #include "ShardingFile.h"
 
 #include "weft/Codegen/ProgramABI.h"
+#include "weft/ModelFunction.h"
 #include "weft/Transforms/Microbatch.h"
 
 #include "mlir/IR/Diagnostics.h"
@@ -56,7 +57,7 @@ static LogicalResult
 importMicrobatchModel(MLIRContext &context, StringRef modelPath,
                       int microbatches, const OnnxImportOptions &options,
                       OwningOpRef<ModuleOp> &module, ImportedTensors *tensors) {
-  auto full = module->lookupSymbol<func::FuncOp>("main");
+  func::FuncOp full = lookupModelFunction(*module);
   FailureOr<BatchDims> dims = analyzeBatchSplit(full, microbatches);
   if (failed(dims))
     return failure();
@@ -72,7 +73,7 @@ importMicrobatchModel(MLIRContext &context, StringRef modelPath,
     return failure();
   }
   if (failed(checkMicrobatchModel(full, *dims,
-                                  micro->lookupSymbol<func::FuncOp>("main"),
+                                  lookupModelFunction(*micro),
                                   microbatches)))
     return failure();
   (*micro)->setAttr(
@@ -130,9 +131,9 @@ int mlir::weft::importModel(MLIRContext &context, const WeftcOptions &options,
   if (!module)
     return kExitBadInput;
   clock.lap("import");
-  auto func = module->lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = lookupModelFunction(*module);
   if (!func)
-    return refuse("the imported model has no main function");
+    return refuse("the imported model has no model function");
   if (options.microbatches < 1)
     return refuse("--microbatches=" + std::to_string(options.microbatches) +
                   " must be at least 1");
@@ -141,7 +142,7 @@ int mlir::weft::importModel(MLIRContext &context, const WeftcOptions &options,
                                      options.microbatches, importOptions,
                                      module, namedTensors)))
       return kExitBadInput;
-    func = module->lookupSymbol<func::FuncOp>("main");
+    func = lookupModelFunction(*module);
     clock.lap("import of a microbatch");
   }
   if (!checkStaticInputs(func))

@@ -8,6 +8,7 @@
 
 #include "PlanReport.h"
 #include "PipelineReport.h"
+#include "weft/ModelFunction.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "llvm/ADT/SmallPtrSet.h"
@@ -84,7 +85,7 @@ std::string mlir::weft::shortSharding(ShardingAttr sharding) {
 /// in `ops` (the planned ops in order) of the op it brings operands to.
 static std::vector<PlannedCollective>
 collectivesOf(ModuleOp device, const std::vector<Operation *> &ops) {
-  auto func = device.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = lookupModelFunction(device);
   std::vector<PlannedCollective> collectives;
   if (!func)
     return collectives;
@@ -149,7 +150,7 @@ PlanSummary mlir::weft::summarizePlan(ModuleOp planned, ModuleOp device0,
   plan.compiled = compiled;
 
   std::vector<Operation *> ops;
-  if (auto func = planned.lookupSymbol<func::FuncOp>("main"))
+  if (func::FuncOp func = lookupModelFunction(planned))
     func.walk([&](Operation *op) {
       auto shardings = op->getAttrOfType<ArrayAttr>(kShardingAttr);
       if (!shardings)

@@ -8,6 +8,7 @@
 
 #include "ShardingFile.h"
 
+#include "weft/ModelFunction.h"
 #include "weft/Support/JsonFile.h"
 #include "weft/Transforms/AutoShard.h"
 #include "weft/WeftOps.h"
@@ -272,9 +273,10 @@ LogicalResult mlir::weft::applyShardingFile(
            << "$: expected an object mapping ONNX tensor names to "
               "{\"dims\": [[mesh axes] per tensor dimension]}, got "
            << brief(*parsed);
-  auto func = module.lookupSymbol<func::FuncOp>("main");
+  std::string noModel;
+  func::FuncOp func = lookupModelFunction(module, &noModel);
   if (!func)
-    return emitError(fileLoc) << prefix << "the model has no main function";
+    return emitError(fileLoc) << prefix << noModel;
 
   SmallVector<std::string> names;
   for (const auto &member : *root)
@@ -351,7 +353,7 @@ LogicalResult mlir::weft::applyShardingFile(
 LogicalResult
 mlir::weft::checkConstraintsAfterFolding(ModuleOp module, StringRef path,
                                          ArrayRef<std::string> constrained) {
-  auto func = module.lookupSymbol<func::FuncOp>("main");
+  func::FuncOp func = lookupModelFunction(module);
   if (!func)
     return success();
   Location fileLoc = FileLineColLoc::get(module.getContext(), path, 0, 0);

@@ -42,8 +42,11 @@ void registerCodegenDialects(DialectRegistry &registry);
 struct CpuCodegenPipelineOptions
     : public PassPipelineOptions<CpuCodegenPipelineOptions> {
   PassOptions::Option<std::string> entry{
-      *this, "entry", llvm::cl::desc("Name of the model function"),
-      llvm::cl::init("main")};
+      *this, "entry",
+      llvm::cl::desc("Name of the model function (default: the one the "
+                     "module's weft.model attribute names, else its only "
+                     "public function)"),
+      llvm::cl::init("")};
   PassOptions::Option<bool> reportMemory{
       *this, "report-memory",
       llvm::cl::desc("Print the memory plan (buffers, offsets, peak)"),
@@ -75,8 +78,11 @@ void buildCpuCodegenPipeline(OpPassManager &pm,
 struct CudaCodegenPipelineOptions
     : public PassPipelineOptions<CudaCodegenPipelineOptions> {
   PassOptions::Option<std::string> entry{
-      *this, "entry", llvm::cl::desc("Name of the model function"),
-      llvm::cl::init("main")};
+      *this, "entry",
+      llvm::cl::desc("Name of the model function (default: the one the "
+                     "module's weft.model attribute names, else its only "
+                     "public function)"),
+      llvm::cl::init("")};
   PassOptions::ListOption<int> gpuArchs{
       *this, "gpu-archs",
       llvm::cl::desc("GPU architectures as compute capability x10 (80,90)")};

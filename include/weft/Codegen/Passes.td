@@ -40,7 +40,9 @@ def WeftLowerToLinalg : Pass<"weft-lower-to-linalg", "func::FuncOp"> {
 def WeftExposeProgramABI : Pass<"weft-expose-program-abi", "ModuleOp"> {
   let summary = "Give the model function the runtime's program signature";
   let description = [{
-    Turns `func.func @main(tensors...) -> tensors...` into the entry point of
+    Turns the model function, `func.func @main(tensors...) -> tensors...`
+    (the one the module attribute `weft.model` names, else the only public
+    function; the `entry` option names another), into the entry point of
     a device program (runtime/include/weft_rt.h, `weft_rt_program`):
 
     ```mlir
@@ -64,8 +66,9 @@ def WeftExposeProgramABI : Pass<"weft-expose-program-abi", "ModuleOp"> {
     generation.
   }];
   let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"main\"",
-           "Name of the model function">,
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the model function (default: the one the module's "
+           "weft.model attribute names, else its only public function)">,
   ];
   let dependentDialects = ["memref::MemRefDialect",
                            "bufferization::BufferizationDialect",

@@ -8,6 +8,7 @@
 
 #include "GraphImporter.h"
 
+#include "weft/ModelFunction.h"
 #include "weft/WeftLimits.h"
 
 #include "mlir/Interfaces/SideEffectInterfaces.h"
@@ -343,6 +344,7 @@ LogicalResult GraphImporter::createFunction(ModuleOp module) {
   function = func::FuncOp::create(
       builder, FileLineColLoc::get(context, source.path, 0, 0),
       options.functionName, type);
+  setModelFunction(function);
   Block *entry = function.addEntryBlock();
   for (auto [i, name] : llvm::enumerate(argNames)) {
     function.setArgAttr(i, "weft.name", builder.getStringAttr(name));
