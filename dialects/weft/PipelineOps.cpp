@@ -142,15 +142,34 @@ static LogicalResult verifyPeerAndTag(Operation *op, int64_t peer,
   return success();
 }
 
+/// A transfer names either its peer and tag or a slot of the rank's peer
+/// table, never both.
+static LogicalResult verifyTransferEnd(Operation *op,
+                                       std::optional<int64_t> peer,
+                                       std::optional<int64_t> tag,
+                                       std::optional<int64_t> slot) {
+  if (slot) {
+    if (peer || tag)
+      return op->emitOpError("names both a peer table slot and a peer or tag");
+    if (*slot < 0 || *slot > kMaxTag)
+      return op->emitOpError("peer table slot ")
+             << *slot << " is outside [0, " << kMaxTag << "]";
+    return success();
+  }
+  if (!peer || !tag)
+    return op->emitOpError("needs a peer and a tag, or a peer table slot");
+  return verifyPeerAndTag(op, *peer, *tag);
+}
+
 LogicalResult SendOp::verify() {
-  return verifyPeerAndTag(*this, getPeer(), getTag());
+  return verifyTransferEnd(*this, getPeer(), getTag(), getSlot());
 }
 
 LogicalResult RecvOp::verify() {
   auto type = cast<RankedTensorType>(getType());
   if (!type.hasStaticShape())
     return emitOpError("receives ") << type << "; a receive has a static shape";
-  return verifyPeerAndTag(*this, getPeer(), getTag());
+  return verifyTransferEnd(*this, getPeer(), getTag(), getSlot());
 }
 
 //===----------------------------------------------------------------------===//

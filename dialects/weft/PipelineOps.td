@@ -113,9 +113,22 @@ def Weft_SendOp : Op<Weft_Dialect, "send"> {
     ```mlir
     weft.send %block to 3 tag 7 : tensor<2x2xf32>
     ```
+
+    With `slot` instead, the peer and the tag are data: entry `slot` of the
+    rank's peer table, which weftc writes into each rank's weights file, so
+    that ranks whose programs differ only in whom they talk to share one
+    compiled program (docs/Pipelines.md, "One program for many ranks"):
+
+    ```mlir
+    weft.send %block to slot 0 : tensor<2x2xf32>
+    ```
   }];
-  let arguments = (ins Weft_Tensor:$input, I64Attr:$peer, I64Attr:$tag);
-  let assemblyFormat = "$input `to` $peer `tag` $tag attr-dict `:` type($input)";
+  let arguments = (ins Weft_Tensor:$input, OptionalAttr<I64Attr>:$peer,
+                   OptionalAttr<I64Attr>:$tag, OptionalAttr<I64Attr>:$slot);
+  let assemblyFormat = [{
+    $input `to` (`slot` $slot^) : ($peer `tag` $tag)? attr-dict `:`
+    type($input)
+  }];
   let hasVerifier = 1;
 }
 
@@ -129,10 +142,20 @@ def Weft_RecvOp : Op<Weft_Dialect, "recv"> {
     ```mlir
     %b = weft.recv from 0 tag 7 : tensor<2x2xf32>
     ```
+
+    With `slot` instead, the peer and the tag are entry `slot` of the rank's
+    peer table (as for `weft.send`):
+
+    ```mlir
+    %b = weft.recv from slot 1 : tensor<2x2xf32>
+    ```
   }];
-  let arguments = (ins I64Attr:$peer, I64Attr:$tag);
+  let arguments = (ins OptionalAttr<I64Attr>:$peer, OptionalAttr<I64Attr>:$tag,
+                   OptionalAttr<I64Attr>:$slot);
   let results = (outs Weft_Tensor:$result);
-  let assemblyFormat = "`from` $peer `tag` $tag attr-dict `:` type($result)";
+  let assemblyFormat = [{
+    `from` (`slot` $slot^) : ($peer `tag` $tag)? attr-dict `:` type($result)
+  }];
   let hasVerifier = 1;
 }
 

@@ -756,8 +756,15 @@ static LogicalResult emitAllToAll(AllToAllOp op, OpBuilder &b, ValueRange in,
 /// count). The runtime ignores the other buffer; the same one is passed.
 static LogicalResult emitPointToPoint(Operation *op, StringRef name,
                                       CollectiveKind kind, Value value,
-                                      int64_t peer, int64_t tag, Value buffer,
-                                      OpBuilder &b) {
+                                      std::optional<uint64_t> peerAttr,
+                                      std::optional<uint64_t> tagAttr,
+                                      std::optional<uint64_t> slot,
+                                      Value buffer, OpBuilder &b) {
+  // A peer table slot s goes to the runtime as peer = tag = -1 - s: the
+  // rank's table (its weights file) holds the real pair.
+  int64_t peer = slot ? -1 - static_cast<int64_t>(*slot)
+                      : static_cast<int64_t>(*peerAttr);
+  int64_t tag = slot ? peer : static_cast<int64_t>(*tagAttr);
   std::optional<int32_t> dtype = getRuntimeDType(elementOf(value));
   if (!dtype)
     return op->emitOpError("on ")
@@ -894,11 +901,12 @@ LogicalResult mlir::weft::emitKernelCalls(Operation *op, OpBuilder &b,
       })
       .Case([&](SendOp o) {
         return emitPointToPoint(o, "send", kSend, o.getInput(), o.getPeer(),
-                                o.getTag(), operandBuffers[0], b);
+                                o.getTag(), o.getSlot(), operandBuffers[0], b);
       })
       .Case([&](RecvOp o) {
         return emitPointToPoint(o, "recv", kRecv, o.getResult(), o.getPeer(),
-                                o.getTag(), resultBuffers[0], b);
+                                o.getTag(), o.getSlot(), resultBuffers[0],
+                                b);
       })
       .Case([&](BroadcastSendOp o) {
         return emitBroadcast(o, o.getInput(), o.getChain(), o.getChunks(),

@@ -107,6 +107,11 @@ std::string mlir::weft::buildProgramSignature(ModuleOp module,
           mesh += " " + std::to_string(rank);
         mesh += "\n";
       }
+    // Where the rank's peers lie in its weights file (movePeersToTable).
+    if (auto peers = module->getAttrOfType<DenseI64ArrayAttr>(
+            kProgramPeerTableAttr))
+      mesh += "peers " + std::to_string(peers[0]) + " " +
+              std::to_string(peers[1]) + "\n";
   }
   // A microbatch's program: the driver runs it M times per batch.
   if (auto micro = module->getAttrOfType<IntegerAttr>(kProgramMicrobatchesAttr))

@@ -190,6 +190,11 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
                        << "past the file's " << layout.bytes << " bytes";
         return abandon();
       }
+      if (copy.sourcePath.empty()) {
+        pad(copy.offset);
+        emit(copy.contents);
+        continue;
+      }
       auto &file = files[copy.sourcePath];
       if (!file) {
         auto buffer =

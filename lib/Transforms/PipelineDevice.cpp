@@ -478,11 +478,14 @@ FailureOr<Value> TransferEmitter::run(const PlannedTransfer &t, Value local,
         box = sliceBox(b, loc, got.lookup(m.dependsOn),
                        relative(m.box, from.offsets), m.box.sizes);
       }
-      SendOp::create(b, loc, box, rankOf(m.to), tag);
+      SendOp::create(b, loc, box, b.getI64IntegerAttr(rankOf(m.to)),
+                     b.getI64IntegerAttr(tag), IntegerAttr());
     }
     if (rankOf(m.to) == rank) {
       auto type = RankedTensorType::get(m.box.sizes, element);
-      Value value = RecvOp::create(b, loc, type, rankOf(m.from), tag);
+      Value value =
+          RecvOp::create(b, loc, type, b.getI64IntegerAttr(rankOf(m.from)),
+                         b.getI64IntegerAttr(tag), IntegerAttr());
       got[static_cast<int>(i)] = value;
       pieces.push_back({m.box, value});
     }
@@ -691,6 +694,25 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
     return pipeline.emitError("internal: the program of rank ")
            << rank << " does not verify";
   return device;
+}
+
+std::vector<int64_t> mlir::weft::movePeersToTable(ModuleOp program) {
+  std::vector<int64_t> table;
+  auto toSlot = [&](Operation *op, int64_t peer, int64_t tag) {
+    op->setAttr("slot", IntegerAttr::get(IntegerType::get(op->getContext(), 64),
+                                         table.size() / 2));
+    op->removeAttr("peer");
+    op->removeAttr("tag");
+    table.push_back(peer);
+    table.push_back(tag);
+  };
+  program.walk([&](Operation *op) {
+    if (auto send = dyn_cast<SendOp>(op); send && send.getPeer())
+      toSlot(op, *send.getPeer(), *send.getTag());
+    else if (auto recv = dyn_cast<RecvOp>(op); recv && recv.getPeer())
+      toSlot(op, *recv.getPeer(), *recv.getTag());
+  });
+  return table;
 }
 
 std::vector<TransferSummary>

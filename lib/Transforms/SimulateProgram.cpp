@@ -186,19 +186,24 @@ communicationOf(Operation *op, ModuleOp module, const RankSimInfo &info,
                 SimCollectiveIds &ids) {
   using Kind = plan::CollectiveKind;
   FailureOr<plan::SimOp> simOp = failure();
+  // The simulator reads a rank's program before its peers move to the peer
+  // table (slots), so every transfer names its peer.
+  if (isa<SendOp, RecvOp>(op) && !op->getAttr("peer"))
+    return op->emitOpError("internal: the simulator needs the transfer's "
+                           "peer, not a peer table slot");
   if (auto send = dyn_cast<SendOp>(op)) {
-    int peer = deviceOfRank(info, send.getPeer());
+    int peer = deviceOfRank(info, *send.getPeer());
     if (peer < 0)
       return send.emitOpError("sends to rank ")
-             << send.getPeer() << ", outside the job";
+             << *send.getPeer() << ", outside the job";
     simOp = plan::SimOp::send(peer, bytesOf(send.getInput().getType()),
-                              send.getTag());
+                              *send.getTag());
   } else if (auto recv = dyn_cast<RecvOp>(op)) {
-    int peer = deviceOfRank(info, recv.getPeer());
+    int peer = deviceOfRank(info, *recv.getPeer());
     if (peer < 0)
       return recv.emitOpError("receives from rank ")
-             << recv.getPeer() << ", outside the job";
-    simOp = plan::SimOp::recv(peer, bytesOf(recv.getType()), recv.getTag());
+             << *recv.getPeer() << ", outside the job";
+    simOp = plan::SimOp::recv(peer, bytesOf(recv.getType()), *recv.getTag());
   } else if (auto root = dyn_cast<BroadcastSendOp>(op)) {
     simOp = broadcastOf(root, bytesOf(root.getInput().getType()), info, ids);
   } else if (auto member = dyn_cast<BroadcastRecvOp>(op)) {

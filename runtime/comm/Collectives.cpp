@@ -154,9 +154,37 @@ static bool readSizes(const int64_t *at, int64_t count, int64_t &sum) {
   return true;
 }
 
+/// A SEND or RECV block whose peer and tag are both -1 - s names slot s of
+/// the program's peer table (weftc's movePeersToTable): the pair is read
+/// from there, and checked like one written in the block.
+static weft_rt_status resolvePeerSlot(weft_rt_context *ctx,
+                                      const CollectiveNames &names,
+                                      Collective &c) {
+  const char *fn = names.function;
+  const char *name = collectiveKindName(c.kind);
+  int64_t slot = -1 - c.peer;
+  if (c.tag != c.peer)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: peer %lld names peer table slot %lld, but "
+                        "tag %lld does not (both are -1 - slot)",
+                        fn, name, static_cast<long long>(c.peer),
+                        static_cast<long long>(slot),
+                        static_cast<long long>(c.tag));
+  if (slot >= ctx->peerSlots)
+    return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
+                        "%s %s: peer table slot %lld, but the program's "
+                        "table has %lld slots",
+                        fn, name, static_cast<long long>(slot),
+                        static_cast<long long>(ctx->peerSlots));
+  c.peer = ctx->peerTable[2 * slot];
+  c.tag = ctx->peerTable[2 * slot + 1];
+  return WEFT_RT_OK;
+}
+
 /// The rest of a SEND or RECV block (kind and dtype are read): no axes,
-/// then peer, tag, count. Everything is checked before any communication,
-/// so that a bad block fails here rather than leave the peer waiting.
+/// then peer, tag, count (or a peer table slot, resolvePeerSlot).
+/// Everything is checked before any communication, so that a bad block
+/// fails here rather than leave the peer waiting.
 static weft_rt_status parseTransfer(weft_rt_context *ctx, const int64_t *params,
                                     const CollectiveMesh &mesh,
                                     const CollectiveNames &names,
@@ -171,6 +199,9 @@ static weft_rt_status parseTransfer(weft_rt_context *ctx, const int64_t *params,
   c.peer = params[3];
   c.tag = params[4];
   c.count = params[5];
+  if (c.peer < 0)
+    if (weft_rt_status status = resolvePeerSlot(ctx, names, c))
+      return status;
   if (c.count < 0)
     return weft_rt_fail(ctx, WEFT_RT_INVALID_ARGUMENT,
                         "%s %s: count %lld is negative", fn, name,

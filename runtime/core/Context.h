@@ -58,6 +58,12 @@ struct weft_rt_context {
   /// constant block of its own, so its address names the op.
   std::unordered_map<const int64_t *, std::unique_ptr<weft::rt::CachedKernel>>
       kernelCache;
+  /// The running program's peer table (the signature's "peers" record):
+  /// peerSlots (peer, tag) pairs inside the model's weights mapping, which
+  /// SEND and RECV name by slot. Set by weft_rt_model_create, cleared when
+  /// that model is destroyed.
+  const int64_t *peerTable = nullptr;
+  int64_t peerSlots = 0;
   /// The mesh communicator of weft_rt_context_set_comm; not owned. Null for
   /// a single device.
   weft_rt_comm *comm = nullptr;

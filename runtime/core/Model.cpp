@@ -119,6 +119,13 @@ weft_rt_status weft_rt_model_create(weft_rt_context *ctx,
     delete model;
     return status;
   }
+  // The signature checked that the table lies inside the weights.
+  if (model->signature.peerSlots > 0) {
+    ctx->peerTable = reinterpret_cast<const int64_t *>(
+        static_cast<const char *>(model->weights) +
+        model->signature.peerTableOffset);
+    ctx->peerSlots = model->signature.peerSlots;
+  }
 
   // An anonymous mapping is page aligned (more than the 64 bytes promised)
   // and zeroed; one page at least, so that an empty arena has an address.
@@ -161,6 +168,15 @@ void weft_rt_model_destroy(weft_rt_model *model) {
     return;
   // The device first: its memory is freed while its stream still exists.
   model->device.reset();
+  weft_rt_context *ctx = model->ctx;
+  if (ctx && model->signature.peerSlots > 0 &&
+      ctx->peerSlots == model->signature.peerSlots &&
+      reinterpret_cast<const char *>(ctx->peerTable) ==
+          static_cast<const char *>(model->weights) +
+              model->signature.peerTableOffset) {
+    ctx->peerTable = nullptr;
+    ctx->peerSlots = 0;
+  }
   if (model->arena)
     munmap(model->arena, model->arenaMapBytes);
   if (model->weights)

@@ -21,6 +21,9 @@ using namespace weft::rt;
 /// comes near it, and it bounds what a malformed record can make us store.
 static constexpr int64_t kMaxRank = 64;
 
+/// Most slots a peer table may have: as many as transfer tags.
+static constexpr int64_t kMaxPeerSlots = int64_t(1) << 20;
+
 /// Decimal int64 without sign games: "-0" is fine, "+1", "1x", "" are not.
 static bool parseInt64(const std::string &text, int64_t &out) {
   if (text.empty())
@@ -157,6 +160,7 @@ private:
   bool parsePipeline(const std::vector<std::string> &fields);
   bool parseCollector(const std::vector<std::string> &fields);
   bool parseMicrobatches(const std::vector<std::string> &fields);
+  bool parsePeers(const std::vector<std::string> &fields);
   bool parseBroadcastGroup(const std::vector<std::string> &fields);
   bool checkWhole();
 
@@ -164,10 +168,11 @@ private:
   std::string &error;
   int lineNumber = 0;
   bool sawArena = false, sawWeights = false, sawMesh = false, sawTarget = false,
-       sawPipeline = false, sawCollector = false, sawMicrobatches = false;
+       sawPipeline = false, sawCollector = false, sawMicrobatches = false,
+       sawPeers = false;
   /// The lines of the "pipeline", "collector" and "broadcast-group"
   /// records, for checks at the end.
-  int pipelineLine = 0, collectorLine = 0;
+  int pipelineLine = 0, collectorLine = 0, peersLine = 0;
   std::vector<int> broadcastGroupLines;
   /// Op ids as given, checked for density at the end.
   std::vector<int64_t> opIds;
@@ -281,6 +286,8 @@ bool SignatureParser::parseLine(const std::vector<std::string> &fields) {
     return parseCollector(fields);
   if (kind == "microbatches")
     return parseMicrobatches(fields);
+  if (kind == "peers")
+    return parsePeers(fields);
   if (kind == "broadcast-group")
     return parseBroadcastGroup(fields);
   return fail("unknown record '%s'", kind.c_str());
@@ -410,6 +417,23 @@ bool SignatureParser::parseMicrobatches(
   return true;
 }
 
+bool SignatureParser::parsePeers(const std::vector<std::string> &fields) {
+  if (sawPeers)
+    return fail("second 'peers' record");
+  sawPeers = true;
+  peersLine = lineNumber;
+  int64_t offset = 0, slots = 0;
+  if (fields.size() != 3 || !parseInt64(fields[1], offset) ||
+      !parseInt64(fields[2], slots) || offset < 0 || offset % 8 != 0 ||
+      slots < 1 || slots > kMaxPeerSlots)
+    return fail("expected 'peers <offset> <slots>' with an offset that is a "
+                "multiple of 8 and from 1 to %lld slots",
+                static_cast<long long>(kMaxPeerSlots));
+  out.peerTableOffset = offset;
+  out.peerSlots = slots;
+  return true;
+}
+
 bool SignatureParser::parseBroadcastGroup(
     const std::vector<std::string> &fields) {
   broadcastGroupLines.push_back(lineNumber);
@@ -534,6 +558,20 @@ bool SignatureParser::checkWhole() {
                   g, out.broadcastGroups[g].back(),
                   static_cast<long long>(out.worldSize));
     }
+  if (sawPeers &&
+      (!sawPipeline ||
+       out.peerTableOffset > out.weightsBytes ||
+       out.peerSlots * 16 > out.weightsBytes - out.peerTableOffset)) {
+    lineNumber = peersLine;
+    if (!sawPipeline)
+      return fail("a 'peers' record needs a 'pipeline' record (transfers "
+                  "run between the ranks of a job)");
+    return fail("the peer table (%lld slots at offset %lld) does not fit in "
+                "the %lld bytes of weights",
+                static_cast<long long>(out.peerSlots),
+                static_cast<long long>(out.peerTableOffset),
+                static_cast<long long>(out.weightsBytes));
+  }
   if (sawCollector && out.collectorRank >= out.worldSize) {
     lineNumber = collectorLine;
     return fail("the collector is world rank %d, but the job has %lld "

@@ -59,6 +59,11 @@ struct ProgramSignature {
   /// The "broadcast-group" records, in order: group k's world ranks,
   /// increasing, each below worldSize.
   std::vector<std::vector<int32_t>> broadcastGroups;
+  /// The "peers" record: the program's transfers name slots of a peer table
+  /// of peerSlots (peer, tag) int64 pairs at peerTableOffset in the weights
+  /// (each rank's own; weftc writes it). peerSlots is 0 without one.
+  int64_t peerTableOffset = 0;
+  int64_t peerSlots = 0;
   /// The "microbatches" record: the program computes one of this many
   /// blocks of the batch (dimension 0 of every input and output).
   int64_t microbatches = 1;

@@ -179,3 +179,27 @@ func.func @broadcast_tag(%x: tensor<4xf32>) {
   weft.broadcast_send %x along [0, 1] chunks 1 group 0 tag 1048576 : tensor<4xf32>
   return
 }
+
+// -----
+
+func.func @slot_and_peer(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'weft.send' op names both a peer table slot and a peer or tag}}
+  "weft.send"(%x) {peer = 1 : i64, tag = 0 : i64, slot = 0 : i64} : (tensor<4xf32>) -> ()
+  return
+}
+
+// -----
+
+func.func @no_peer() -> tensor<4xf32> {
+  // expected-error @+1 {{'weft.recv' op needs a peer and a tag, or a peer table slot}}
+  %y = "weft.recv"() {peer = 1 : i64} : () -> tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @bad_slot(%x: tensor<4xf32>) {
+  // expected-error @+1 {{'weft.send' op peer table slot -1 is outside [0, 1048575]}}
+  weft.send %x to slot -1 : tensor<4xf32>
+  return
+}

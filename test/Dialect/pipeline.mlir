@@ -59,5 +59,10 @@ func.func @point_to_point(%x: tensor<2x2xf32>) -> tensor<2x2xf32> {
   weft.send %x to 3 tag 7 : tensor<2x2xf32>
   // CHECK: %{{.*}} = weft.recv from 0 tag 8 : tensor<2x2xf32>
   %y = weft.recv from 0 tag 8 : tensor<2x2xf32>
+  // The same with the peers in the rank's peer table:
+  // CHECK: weft.send %{{.*}} to slot 0 : tensor<2x2xf32>
+  weft.send %x to slot 0 : tensor<2x2xf32>
+  // CHECK: %{{.*}} = weft.recv from slot 1 : tensor<2x2xf32>
+  %z = weft.recv from slot 1 : tensor<2x2xf32>
   return %y : tensor<2x2xf32>
 }

@@ -7,6 +7,7 @@
 #include "weft/Codegen/ObjectEmitter.h"
 #include "weft/Codegen/Passes.h"
 #include "weft/Codegen/ProgramABI.h"
+#include "weft/Transforms/Pipeline.h"
 #include "weft/Transforms/ShardingRules.h"
 
 #include "llvm/ADT/SmallString.h"
@@ -140,6 +141,27 @@ LogicalResult mlir::weft::appendDeviceConstants(ModuleOp module, StringRef file,
   return success();
 }
 
+/// Moves a rank's transfer peers into a table after its weights
+/// (movePeersToTable) and records where for the signature's "peers"
+/// record. Ranks that differ only in their peers then share one program.
+static void appendPeerTable(ModuleOp device, WeightsFileLayout &weights) {
+  std::vector<int64_t> table = movePeersToTable(device);
+  if (table.empty())
+    return;
+  WeightCopy copy;
+  copy.name = "(peer table)";
+  copy.contents.assign(reinterpret_cast<const char *>(table.data()),
+                       table.size() * sizeof(int64_t));
+  copy.size = static_cast<int64_t>(copy.contents.size());
+  copy.offset = weights.bytes;
+  weights.bytes = alignTo64(weights.bytes + copy.size);
+  weights.copies.push_back(copy);
+  device->setAttr(kProgramPeerTableAttr,
+                  DenseI64ArrayAttr::get(
+                      device.getContext(),
+                      {copy.offset, static_cast<int64_t>(table.size() / 2)}));
+}
+
 static std::string dtypeName(Type t) {
   if (t.isUnsignedInteger(8))
     return "u8";
@@ -188,6 +210,7 @@ int mlir::weft::compileDeviceProgram(
   std::string error;
   // One file name for every device, so that equal programs compare equal.
   WeightsFileLayout weights = layoutWeights(device, "weights.bin");
+  appendPeerTable(device, weights);
   std::string key = std::to_string(memory.bytes) + " " + memory.source + "\n";
   {
     llvm::raw_string_ostream printed(key);

@@ -51,6 +51,11 @@ inline constexpr llvm::StringLiteral kProgramMicrobatchesAttr =
 /// "collector" record; absent: world rank 0).
 inline constexpr llvm::StringLiteral kProgramCollectorRankAttr =
     "weft.collector_rank";
+/// A program whose weft.send and weft.recv name peer table slots: where the
+/// rank's table lies in its weights file and how many (peer, tag) pairs of
+/// int64 it holds (DenseI64ArrayAttr {offset, slots}); the signature's
+/// "peers" record.
+inline constexpr llvm::StringLiteral kProgramPeerTableAttr = "weft.peer_table";
 /// The job's broadcast groups (an ArrayAttr of DenseI64ArrayAttr, each a
 /// group's world ranks, increasing; the same on every program of the job):
 /// the signature's "broadcast-group" records, in order.

@@ -42,6 +42,11 @@ struct WeightCopy {
   std::vector<int64_t> blockShape;
   int64_t elementBytes = 0;
 
+  /// Bytes the compiler made rather than read from the model (a rank's
+  /// peer table): written as they are; `size` is their count, and there is
+  /// no source file or checksum.
+  std::string contents;
+
   bool isBlock() const { return !fullShape.empty(); }
   /// Bytes the copy takes in the weights file: `size`, or the block's.
   int64_t bytes() const;

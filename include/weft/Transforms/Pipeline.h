@@ -124,6 +124,13 @@ buildDeviceProgram(ModuleOp pipeline,
                    int64_t rank, int64_t worldSize,
                    const TransferNetwork &network);
 
+/// Moves the peer and tag of every weft.send and weft.recv of `program` (a
+/// rank's program, in program order) into a peer table of (peer, tag) pairs
+/// and names each op's slot instead. Ranks whose programs differ only in
+/// whom they talk to then print the same program, which weftc compiles once;
+/// each rank's table is data, in its weights file. Returns the table.
+std::vector<int64_t> movePeersToTable(ModuleOp program);
+
 /// The world rank that collects the model's outputs whole: the first rank of
 /// the last stage. The last stage finishes a request last, so collecting
 /// there keeps the first stage free to start the next request (a collector

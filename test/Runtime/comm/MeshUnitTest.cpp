@@ -179,6 +179,42 @@ TEST(PipelineSignature, BroadcastGroups) {
         << c.records << " gave: " << parseError(header + c.records);
 }
 
+// Tests that a peers record locates the peer table inside the weights, and
+// that malformed ones name the line and the problem.
+TEST(PipelineSignature, PeerTable) {
+  ProgramSignature signature;
+  std::string error;
+  ASSERT_TRUE(parseSignature("weft-program 1\narena 0\nweights 128\n"
+                             "pipeline 4 0\npeers 64 4\n",
+                             signature, error))
+      << error;
+  EXPECT_EQ(signature.peerTableOffset, 64);
+  EXPECT_EQ(signature.peerSlots, 4);
+  ASSERT_TRUE(parseSignature(kHeader, signature, error)) << error;
+  EXPECT_EQ(signature.peerSlots, 0);
+  std::string header = "weft-program 1\narena 0\nweights 128\n";
+  struct Case {
+    std::string records, message;
+  };
+  std::vector<Case> cases = {
+      {"pipeline 4 0\npeers 64\n",
+       "line 5: expected 'peers <offset> <slots>' with an offset that is a "
+       "multiple of 8 and from 1 to 1048576 slots"},
+      {"pipeline 4 0\npeers 60 1\n", "multiple of 8"},
+      {"pipeline 4 0\npeers 0 0\n", "from 1 to 1048576 slots"},
+      {"pipeline 4 0\npeers -8 1\n", "expected 'peers <offset> <slots>'"},
+      {"pipeline 4 0\npeers 64 5\n",
+       "line 5: the peer table (5 slots at offset 64) does not fit in the 128 "
+       "bytes of weights"},
+      {"pipeline 4 0\npeers 136 1\n", "does not fit in the 128 bytes"},
+      {"peers 0 1\n", "line 4: a 'peers' record needs a 'pipeline' record"},
+      {"pipeline 4 0\npeers 0 1\npeers 0 1\n", "line 6: second 'peers' record"},
+  };
+  for (const Case &c : cases)
+    EXPECT_NE(parseError(header + c.records).find(c.message), std::string::npos)
+        << c.records << " gave: " << parseError(header + c.records);
+}
+
 // Tests the rank lists of the driver's messages.
 TEST(MeshDriver, FormatsRanks) {
   EXPECT_EQ(formatRanks({1}, 4), "[rank 1/4]");

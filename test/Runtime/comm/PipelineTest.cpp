@@ -298,7 +298,10 @@ void testBadTransfers(weft_rt_context *ctx) {
       {{WEFT_RT_RECV, WEFT_RT_F32, 0, worldSize, 1, 4},
        "peer " + std::to_string(worldSize) + " is not a world rank (0 to " +
            std::to_string(worldSize - 1) + ")"},
-      {{WEFT_RT_SEND, WEFT_RT_F32, 0, -1, 1, 4}, "peer -1 is not a world rank"},
+      {{WEFT_RT_SEND, WEFT_RT_F32, 0, -7, 1, 4},
+       "peer -7 names peer table slot 6, but tag 1 does not"},
+      {{WEFT_RT_RECV, WEFT_RT_F32, 0, -1, -1, 4},
+       "peer table slot 0, but the program's table has 0 slots"},
       {{WEFT_RT_SEND, WEFT_RT_F32, 0, other, 1, -2}, "count -2 is negative"},
       {{WEFT_RT_RECV, WEFT_RT_F32, 0, other, -1, 4},
        "tag -1 is not from 0 to 1048575"},
@@ -375,6 +378,86 @@ void testModelChecksThePipeline(weft_rt_context *ctx, weft_rt_comm *comm,
   weft_rt_model_destroy(model);
 }
 
+/// The program of testPeerTable: every rank runs the same code, sending to
+/// slot 0 and receiving from slot 1 of its own peer table (even ranks send
+/// first, so that the ring cannot wait on itself).
+int gPeerTableRank = 0;
+float gPeerTableOut[4], gPeerTableIn[4];
+int32_t runRingThroughPeerTable(weft_rt_context *ctx, weft_rt_byte_buffer *,
+                                weft_rt_byte_buffer *) {
+  int64_t send[] = {WEFT_RT_SEND, WEFT_RT_F32, 0, -1, -1, 4};
+  int64_t recv[] = {WEFT_RT_RECV, WEFT_RT_F32, 0, -2, -2, 4};
+  for (int step = 0; step < 2; ++step) {
+    bool sending = (step == 0) == (gPeerTableRank % 2 == 0);
+    weft_rt_status status =
+        sending ? weft_rt_collective(ctx, send, gPeerTableOut, gPeerTableOut)
+                : weft_rt_collective(ctx, recv, nullptr, gPeerTableIn);
+    if (status != WEFT_RT_OK)
+      return status;
+  }
+  return WEFT_RT_OK;
+}
+
+/// A program whose transfers name peer table slots (weftc's peer tables):
+/// the model finds the rank's table in its weights file through the
+/// signature's "peers" record, and each rank's transfers reach the peers
+/// of its own table.
+void testPeerTable(weft_rt_context *ctx, weft_rt_comm *comm,
+                   const MeshSpec &mesh) {
+  // An odd ring would put two even ranks side by side: the ring is the
+  // even prefix of the world.
+  int ringSize = worldSize - worldSize % 2;
+  if (worldRank >= ringSize || ringSize < 2)
+    return;
+  int next = (worldRank + 1) % ringSize, prev = (worldRank + ringSize - 1) %
+                                                  ringSize;
+  // 64 bytes of weights: 16 bytes of something else, then the table.
+  int64_t weights[8] = {11, 12, next, 100 + worldRank, prev, 100 + prev, 0, 0};
+  char path[] = "/tmp/weft-peer-table-XXXXXX";
+  int fd = mkstemp(path);
+  EXPECT(fd >= 0 && write(fd, weights, sizeof(weights)) ==
+                        static_cast<ssize_t>(sizeof(weights)),
+         "cannot write %s", path);
+  close(fd);
+  std::string signature = "weft-program 1\narena 0\nweights 64\nmesh";
+  for (int64_t d : mesh.dims)
+    signature += " " + std::to_string(d);
+  signature += "\npipeline " + std::to_string(worldSize);
+  for (int32_t r : mesh.ranks)
+    signature += " " + std::to_string(r);
+  signature += "\npeers 16 2\n";
+  weft_rt_program program = {signature.c_str(), runRingThroughPeerTable};
+  weft_rt_model *model = nullptr;
+  EXPECT(weft_rt_model_create(ctx, &program, path, &model) == WEFT_RT_OK,
+         "create with a peer table: %s", weft_rt_context_error(ctx));
+  unlink(path);
+  if (!model)
+    return;
+  gPeerTableRank = worldRank;
+  for (int i = 0; i < 4; ++i) {
+    gPeerTableOut[i] = static_cast<float>(worldRank * 10 + i);
+    gPeerTableIn[i] = -1;
+  }
+  weft_rt_context_set_comm(ctx, comm);
+  EXPECT(weft_rt_model_run(model) == WEFT_RT_OK, "run through the table: %s",
+         weft_rt_context_error(ctx));
+  for (int i = 0; i < 4; ++i)
+    EXPECT(gPeerTableIn[i] == static_cast<float>(prev * 10 + i),
+           "peer table ring: element %d is %g, not %d", i, gPeerTableIn[i],
+           prev * 10 + i);
+  weft_rt_context_set_comm(ctx, nullptr);
+  weft_rt_model_destroy(model);
+  // The table went with its model.
+  float data[4] = {};
+  int64_t send[] = {WEFT_RT_SEND, WEFT_RT_F32, 0, -1, -1, 4};
+  weft_rt_context_set_comm(ctx, comm);
+  EXPECT(weft_rt_collective(ctx, send, data, data) ==
+                 WEFT_RT_INVALID_ARGUMENT &&
+             errorMentions(ctx, "the program's table has 0 slots"),
+         "after the model: %s", weft_rt_context_error(ctx));
+  weft_rt_context_set_comm(ctx, nullptr);
+}
+
 void runLayout(weft_rt_context *ctx, const Layout &layout) {
   const MeshSpec &mesh = meshOf(layout, worldRank);
   weft_rt_comm *comm = nullptr;
@@ -406,6 +489,7 @@ void runLayout(weft_rt_context *ctx, const Layout &layout) {
   testCollectives(ctx, mesh);
   weft_rt_context_set_comm(ctx, nullptr);
   testModelChecksThePipeline(ctx, comm, mesh);
+  testPeerTable(ctx, comm, mesh);
   weft_rt_comm_destroy(comm);
   alarm(0);
 }
