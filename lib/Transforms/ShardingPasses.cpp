@@ -81,7 +81,26 @@ struct SpmdPartitionPass
     : public mlir::weft::impl::WeftSpmdPartitionBase<SpmdPartitionPass> {
   using WeftSpmdPartitionBase::WeftSpmdPartitionBase;
   void runOnOperation() override {
-    if (failed(spmdPartition(getOperation(), device, mesh)))
+    ModuleOp module = getOperation();
+    std::string symbol = mesh;
+    if (symbol.empty()) {
+      // The module's only mesh; with several, the option must say which.
+      SmallVector<MeshOp> meshes = llvm::to_vector(module.getOps<MeshOp>());
+      if (meshes.size() != 1) {
+        InFlightDiagnostic diag = module.emitError("spmd partition: the module "
+                                                   "declares ");
+        if (meshes.empty())
+          diag << "no weft.mesh (run weft-auto-shard first)";
+        else
+          diag << meshes.size() << " weft.mesh ops (@"
+               << meshes[0].getSymName() << ", @" << meshes[1].getSymName()
+               << (meshes.size() > 2 ? ", ..." : "")
+               << "); name the one to partition for with mesh=";
+        return signalPassFailure();
+      }
+      symbol = meshes[0].getSymName().str();
+    }
+    if (failed(spmdPartition(module, device, symbol)))
       return signalPassFailure();
   }
 };

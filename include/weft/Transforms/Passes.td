@@ -77,8 +77,9 @@ def WeftSpmdPartition : Pass<"weft-spmd-partition", "ModuleOp"> {
   let options = [
     Option<"device", "device", "int64_t", /*default=*/"0",
            "The mesh position to partition for">,
-    Option<"mesh", "mesh", "std::string", /*default=*/"\"mesh\"",
-           "The weft.mesh symbol the plan's shardings name">,
+    Option<"mesh", "mesh", "std::string", /*default=*/"\"\"",
+           "The weft.mesh symbol the plan's shardings name (default: the "
+           "module's only weft.mesh)">,
   ];
 }
 
