@@ -109,20 +109,58 @@ struct WeftExposeProgramABIPass
     return failure(result.wasInterrupted());
   }
 
-  /// Records the shape (and a pipeline stage's world ranks) of the module's
+  /// The mesh the device runs on: the one its collectives name (the
+  /// runtime gives a program one communicator, split from the job's world),
+  /// else the module's only weft.mesh. A module may declare other meshes
+  /// (a pipeline's module declares every stage's); collectives on two of
+  /// them, or several meshes and no collective to choose, are refused.
+  static FailureOr<MeshOp> deviceMesh(ModuleOp module) {
+    SmallVector<MeshOp> meshes = llvm::to_vector(module.getOps<MeshOp>());
+    if (meshes.empty())
+      return MeshOp();
+    MeshOp used;
+    WalkResult result = module.walk([&](Operation *op) {
+      auto ref = op->getAttrOfType<FlatSymbolRefAttr>("mesh");
+      if (!ref || isa<MeshOp>(op))
+        return WalkResult::advance();
+      auto mesh = module.lookupSymbol<MeshOp>(ref);
+      if (!mesh || mesh == used)
+        return WalkResult::advance();
+      if (used) {
+        op->emitOpError("runs on mesh @")
+            << mesh.getSymName() << ", but an earlier collective runs on @"
+            << used.getSymName()
+            << "; a device program's collectives run on one mesh (its "
+               "communicator)";
+        return WalkResult::interrupt();
+      }
+      used = mesh;
+      return WalkResult::advance();
+    });
+    if (result.wasInterrupted())
+      return failure();
+    if (used)
+      return used;
+    if (meshes.size() == 1)
+      return meshes[0];
+    return meshes[1].emitOpError("is a second mesh, and no collective says "
+                                 "which of @")
+           << meshes[0].getSymName() << " and @" << meshes[1].getSymName()
+           << " the device runs on";
+  }
+
+  /// Records the shape (and a pipeline stage's world ranks) of the device's
   /// weft.mesh for the signature. The op stays until weft-bufferize has
   /// turned the collectives that name it into kernel calls.
   static LogicalResult recordMesh(ModuleOp module) {
-    SmallVector<MeshOp> meshes = llvm::to_vector(module.getOps<MeshOp>());
-    if (meshes.empty())
+    FailureOr<MeshOp> mesh = deviceMesh(module);
+    if (failed(mesh))
+      return failure();
+    if (!*mesh)
       return success();
-    if (meshes.size() > 1)
-      return meshes[1].emitOpError("is a second mesh; a device program runs "
-                                   "on one mesh (the first is @")
-             << meshes[0].getSymName() << ")";
-    module->setAttr(kMeshShapeAttr, meshes[0].getShapeAttr());
+    module->setAttr(kMeshShapeAttr, mesh->getShapeAttr());
     // One stage of a pipeline: its mesh's world ranks go to the signature.
-    if (std::optional<ArrayRef<int64_t>> ranks = meshes[0].getDevices())
+    if (std::optional<ArrayRef<int64_t>> ranks = mesh->getDevices())
       module->setAttr(kMeshWorldRanksAttr,
                       DenseI64ArrayAttr::get(module.getContext(), *ranks));
     return success();

@@ -10,12 +10,25 @@ func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
 
 // -----
 
-// Tests that a program runs on one mesh.
+// Tests that a module of several meshes needs its collectives to say which
+// one the device runs on.
 weft.mesh @a shape = [2]
-// expected-error @+1 {{'weft.mesh' op is a second mesh; a device program runs on one mesh (the first is @a)}}
+// expected-error @+1 {{'weft.mesh' op is a second mesh, and no collective says which of @a and @b the device runs on}}
 weft.mesh @b shape = [2, 2]
 func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
   return %x : tensor<4xf32>
+}
+
+// -----
+
+// Tests that a device's collectives run on one mesh (its communicator).
+weft.mesh @a shape = [2]
+weft.mesh @b shape = [2, 2]
+func.func @main(%x: tensor<4xf32>) -> tensor<4xf32> {
+  %y = weft.all_reduce %x on @b over [0] : tensor<4xf32>
+  // expected-error @+1 {{'weft.all_reduce' op runs on mesh @a, but an earlier collective runs on @b; a device program's collectives run on one mesh (its communicator)}}
+  %z = weft.all_reduce %y on @a over [0] : tensor<4xf32>
+  return %z : tensor<4xf32>
 }
 
 // -----

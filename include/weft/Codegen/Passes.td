@@ -61,7 +61,9 @@ def WeftExposeProgramABI : Pass<"weft-expose-program-abi", "ModuleOp"> {
 
     A module partitioned for a mesh declares it with `weft.mesh`: its shape
     is recorded in `weft.mesh_shape` (the signature's "mesh" line) and the
-    op is erased. A `weft.shard` left in the module is an error: sharding
+    op is erased. A module may declare several meshes; the device's is the
+    one its collectives run on (all on one: the runtime gives a program one
+    communicator), else the only one declared. A `weft.shard` left in the module is an error: sharding
     constraints are resolved by the SPMD partitioner, before code
     generation.
   }];
