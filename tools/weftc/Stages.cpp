@@ -2,14 +2,17 @@
 
 #include "Stages.h"
 
+#include "weft/Codegen/ProgramABI.h"
 #include "weft/Plan/CostModel.h"
 #include "weft/Plan/StageCut.h"
 #include "weft/Support/JsonFile.h"
 #include "weft/Transforms/ShardingRules.h"
 
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cmath>
 #include <limits>
 #include <set>
 
@@ -331,50 +334,91 @@ double mlir::weft::opSecondsOnOneDevice(Operation *op,
                               kernelClassOf(op));
 }
 
+/// The tensors main's compute ops (numbered by `indexOf`) hold, for the memory
+/// of the balanced rule's stages: the model's inputs, its weights and constants
+/// (from outside the ops), and every compute op's results. Each is counted as a
+/// buffer of the stage's program, 64-byte aligned, as the stage's planner
+/// counts it.
+static std::vector<plan::HeldTensor>
+heldTensors(Block &body, const DenseMap<Operation *, int64_t> &indexOf) {
+  llvm::SmallPtrSet<Value, 8> outputs;
+  for (Value output : body.getTerminator()->getOperands())
+    outputs.insert(output);
+  std::vector<plan::HeldTensor> tensors;
+  auto add = [&](Value value, int64_t producer, bool isWeight) {
+    plan::HeldTensor tensor;
+    double bytes = tensorBytes(value.getType());
+    tensor.bytes = std::ceil(bytes / kBufferAlignment) * kBufferAlignment;
+    tensor.producer = producer;
+    for (Operation *user : value.getUsers())
+      if (auto it = indexOf.find(user); it != indexOf.end())
+        tensor.readers.push_back(it->second);
+    llvm::sort(tensor.readers);
+    tensor.readers.erase(llvm::unique(tensor.readers), tensor.readers.end());
+    tensor.isModelOutput = producer >= 0 && outputs.contains(value);
+    tensor.isWeight = isWeight;
+    tensors.push_back(std::move(tensor));
+  };
+  for (BlockArgument input : body.getArguments())
+    add(input, plan::HeldTensor::kFromOutside, /*isWeight=*/false);
+  for (Operation &op : body.without_terminator()) {
+    auto it = indexOf.find(&op);
+    for (Value result : op.getResults()) {
+      if (it == indexOf.end())
+        add(result, plan::HeldTensor::kFromOutside, /*isWeight=*/true);
+      else
+        add(result, it->second, /*isWeight=*/false);
+    }
+  }
+  return tensors;
+}
+
 FailureOr<StageAssignment> mlir::weft::assignBalancedStages(
     func::FuncOp func, int64_t numStages, const plan::Cluster &cluster,
     ArrayRef<int> devices, std::vector<StageRequest> &stages,
     std::vector<double> &work) {
   Block &body = func.getBody().front();
   SmallVector<Operation *> ops;
-  std::vector<double> costs, weightBytes;
+  std::vector<double> costs;
+  // Weights and constants are not ops of a stage: every stage that reads
+  // one holds it.
+  DenseMap<Operation *, int64_t> indexOf;
   for (Operation &op : body.without_terminator()) {
     ops.push_back(&op);
     if (isReplicableOp(&op))
       continue;
+    indexOf[&op] = costs.size();
     costs.push_back(opSecondsOnOneDevice(&op, cluster, devices.front()));
-    // The weights and constants the op reads, which its stage holds.
-    double bytes = 0;
-    for (Value operand : op.getOperands())
-      if (Operation *producer = operand.getDefiningOp();
-          producer && isReplicableOp(producer))
-        bytes += tensorBytes(operand.getType());
-    weightBytes.push_back(bytes);
   }
   if (numStages > static_cast<int64_t>(costs.size()))
     return func.emitError() << "--stages=" << numStages << ": the model has "
                             << costs.size()
                             << " ops to compute, fewer than the stages";
-  // Every stage's weights should fit its smallest device even replicated:
-  // the fastest cut among those, so that a model no single device holds is
-  // spread over the stages (the planner then checks arenas and splits).
+  // Every stage's weights and activations should fit its smallest device
+  // even replicated: the fastest cut among those, so that a model no single
+  // device holds is spread over the stages (the planner then checks each
+  // stage's plan).
   double memory = std::numeric_limits<double>::infinity();
   for (int device : devices)
     memory = std::min(memory,
                       cluster.kinds[cluster.devices[device].kind].memoryBytes);
   plan::StageCut cut =
-      plan::balancedCut(costs, numStages, weightBytes, memory);
+      plan::balancedCut(costs, numStages, heldTensors(body, indexOf), memory);
   if (!cut.withinMemory) {
-    double most = 0;
-    for (double bytes : cut.memory)
-      most = std::max(most, bytes);
+    size_t most = std::max_element(cut.memory.begin(), cut.memory.end()) -
+                  cut.memory.begin();
     func.emitWarning() << "--stages=" << numStages << ": no cut into "
                        << numStages << " stages keeps every stage's weights "
-                       << "within a device's memory ("
+                       << "and activations within a device's memory ("
                        << static_cast<int64_t>(memory)
                        << " bytes); cut by predicted time alone, the largest "
-                       << "stage holding " << static_cast<int64_t>(most)
-                       << " bytes of weights";
+                       << "stage holding "
+                       << static_cast<int64_t>(cut.memory[most]) << " bytes ("
+                       << static_cast<int64_t>(cut.weightMemory[most])
+                       << " of weights, "
+                       << static_cast<int64_t>(cut.memory[most] -
+                                               cut.weightMemory[most])
+                       << " of activations)";
   }
   StageAssignment assignment;
   assignment.numStages = static_cast<int>(numStages);
