@@ -698,19 +698,20 @@ FailureOr<OwningOpRef<ModuleOp>> mlir::weft::buildDeviceProgram(
 
 std::vector<int64_t> mlir::weft::movePeersToTable(ModuleOp program) {
   std::vector<int64_t> table;
-  auto toSlot = [&](Operation *op, int64_t peer, int64_t tag) {
-    op->setAttr("slot", IntegerAttr::get(IntegerType::get(op->getContext(), 64),
-                                         table.size() / 2));
-    op->removeAttr("peer");
-    op->removeAttr("tag");
-    table.push_back(peer);
-    table.push_back(tag);
+  auto toSlot = [&](auto transfer) {
+    if (!transfer.getPeer())
+      return; // Already a slot.
+    table.push_back(static_cast<int64_t>(*transfer.getPeer()));
+    table.push_back(static_cast<int64_t>(*transfer.getTag()));
+    transfer.removePeerAttr();
+    transfer.removeTagAttr();
+    transfer.setSlot(table.size() / 2 - 1);
   };
   program.walk([&](Operation *op) {
-    if (auto send = dyn_cast<SendOp>(op); send && send.getPeer())
-      toSlot(op, *send.getPeer(), *send.getTag());
-    else if (auto recv = dyn_cast<RecvOp>(op); recv && recv.getPeer())
-      toSlot(op, *recv.getPeer(), *recv.getTag());
+    if (auto send = dyn_cast<SendOp>(op))
+      toSlot(send);
+    else if (auto recv = dyn_cast<RecvOp>(op))
+      toSlot(recv);
   });
   return table;
 }

@@ -188,17 +188,19 @@ communicationOf(Operation *op, ModuleOp module, const RankSimInfo &info,
   FailureOr<plan::SimOp> simOp = failure();
   // The simulator reads a rank's program before its peers move to the peer
   // table (slots), so every transfer names its peer.
-  if (isa<SendOp, RecvOp>(op) && !op->getAttr("peer"))
+  auto send = dyn_cast<SendOp>(op);
+  auto recv = dyn_cast<RecvOp>(op);
+  if ((send && send.getSlot()) || (recv && recv.getSlot()))
     return op->emitOpError("internal: the simulator needs the transfer's "
                            "peer, not a peer table slot");
-  if (auto send = dyn_cast<SendOp>(op)) {
+  if (send) {
     int peer = deviceOfRank(info, *send.getPeer());
     if (peer < 0)
       return send.emitOpError("sends to rank ")
              << *send.getPeer() << ", outside the job";
     simOp = plan::SimOp::send(peer, bytesOf(send.getInput().getType()),
                               *send.getTag());
-  } else if (auto recv = dyn_cast<RecvOp>(op)) {
+  } else if (recv) {
     int peer = deviceOfRank(info, *recv.getPeer());
     if (peer < 0)
       return recv.emitOpError("receives from rank ")

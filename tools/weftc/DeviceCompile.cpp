@@ -148,6 +148,8 @@ static void appendPeerTable(ModuleOp device, WeightsFileLayout &weights) {
   std::vector<int64_t> table = movePeersToTable(device);
   if (table.empty())
     return;
+  // int64 in the compiler's byte order, as every weight is stored: the
+  // runtime reads it on the CPU kind the package is built for.
   WeightCopy copy;
   copy.name = "(peer table)";
   copy.contents.assign(reinterpret_cast<const char *>(table.data()),
