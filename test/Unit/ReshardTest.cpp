@@ -294,6 +294,7 @@ ReshardSide randomSide(std::mt19937 &rng, const Cluster &cluster,
     std::sort(pool.begin(), pool.end());
   ReshardSide s;
   s.mesh = makeMesh(shape, pool);
+  s.sharding.mesh = s.mesh.name;
   int axes = static_cast<int>(shape.size());
   std::vector<bool> used(axes);
   s.sharding.dims.resize(rank);
