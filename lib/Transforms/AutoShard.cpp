@@ -301,6 +301,22 @@ TensorSharding mlir::weft::toTensorSharding(ShardingAttr attr) {
   return sharding;
 }
 
+LogicalResult mlir::weft::verifyShardingsOnMesh(func::FuncOp func,
+                                                FlatSymbolRefAttr mesh,
+                                                StringRef role) {
+  WalkResult walked = func.walk([&](Operation *op) {
+    // Inherent attributes too: a weft.shard's, a function's arg_attrs.
+    return op->getAttrDictionary().walk([&](ShardingAttr sharding) {
+      if (sharding.getMesh() == mesh)
+        return WalkResult::advance();
+      op->emitOpError("has a sharding on mesh ")
+          << sharding.getMesh() << ", not on " << role << " " << mesh;
+      return WalkResult::interrupt();
+    });
+  });
+  return failure(walked.wasInterrupted());
+}
+
 /// Mode constraints on one strategy.
 bool StrategyGraphBuilder::Impl::allowed(const PlannedNode &node,
                                          const LoopAxes &strategy) const {
@@ -731,6 +747,19 @@ static void annotate(func::FuncOp func, const ScopeGraph &graph,
     writeOpSharding(sharding.op, sharding);
 }
 
+/// Refuses a weft.shard of `func` that pins a sharding on a mesh other than
+/// `meshSymbol`, the one planned: its axes are another mesh's.
+static LogicalResult checkPinsOnMesh(func::FuncOp func, StringRef meshSymbol) {
+  WalkResult walked = func.walk([&](ShardOp shard) {
+    FlatSymbolRefAttr mesh = shard.getSharding().getMesh();
+    if (mesh.getValue() == meshSymbol)
+      return WalkResult::advance();
+    shard.emitOpError("pins a sharding on mesh ")
+        << mesh << ", but the plan is for mesh @" << meshSymbol;
+    return WalkResult::interrupt();
+  });
+  return failure(walked.wasInterrupted());
+}
 
 llvm::Error mlir::weft::fitPlanToBudget(
     const plan::StrategyGraph &graph, const plan::SolveOptions &options,
@@ -780,6 +809,8 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
       options.mesh >= static_cast<int>(options.cluster.meshes.size()))
     return module.emitError("the cluster has no mesh to plan for");
   const plan::Mesh &mesh = options.cluster.meshes[options.mesh];
+  if (failed(checkPinsOnMesh(func, options.meshSymbol)))
+    return failure();
   nameUnnamedConstants(func);
 
   auto start = std::chrono::steady_clock::now();

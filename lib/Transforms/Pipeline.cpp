@@ -280,11 +280,18 @@ static TensorSharding neededSharding(BlockArgument arg, StringRef mesh) {
   return agreed ? *agreed : whole;
 }
 
-void mlir::weft::chooseBoundaryShardings(
+LogicalResult mlir::weft::chooseBoundaryShardings(
     ModuleOp pipeline, MutableArrayRef<OwningOpRef<ModuleOp>> plannedStages) {
   auto main = pipeline.lookupSymbol<func::FuncOp>("main");
   SmallVector<StageOp> stages = llvm::to_vector(main.getOps<StageOp>());
   MLIRContext *context = pipeline.getContext();
+  // Each stage's plan is read as shardings on the stage's mesh.
+  for (auto [k, stage] : llvm::enumerate(stages))
+    if (failed(verifyShardingsOnMesh(
+            plannedStages[k]->lookupSymbol<func::FuncOp>("main"),
+            stage.getMeshAttr(), "stage " + std::to_string(k) + "'s mesh")))
+      return pipeline.emitError("internal: stage ")
+             << k << " was planned on another mesh than its own";
   // Sources: each stage result leaves as its producer lies, partial sums
   // reduced on the stage's own mesh.
   DenseMap<Value, TensorSharding> leaving;
@@ -320,4 +327,5 @@ void mlir::weft::chooseBoundaryShardings(
           toShardingAttr(context, leaving.lookup(transfer.getInput())));
     }
   }
+  return success();
 }

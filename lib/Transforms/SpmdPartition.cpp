@@ -369,6 +369,9 @@ TensorSharding Partitioner::boundarySharding(DictionaryAttr attrs,
 }
 
 LogicalResult Partitioner::run() {
+  // Every sharding read below is taken to be on this mesh.
+  if (failed(verifyShardingsOnMesh(func, mesh, "the partition's mesh")))
+    return failure();
   Block &body = func.getBody().front();
   // Arguments arrive in their sharding (whole, unless a pipeline's transfer
   // delivers them split): the argument becomes this device's block.

@@ -96,8 +96,8 @@ inline constexpr llvm::StringLiteral kStrategyAttr = "weft.strategy";
 
 /// Plans `module`'s main function: declares the mesh, annotates every op
 /// with its result and operand shardings and its predicted time. Errors
-/// (an infeasible memory budget, a solver failure) are emitted as
-/// diagnostics on the module.
+/// (a weft.shard on a mesh other than options.meshSymbol, an infeasible
+/// memory budget, a solver failure) are emitted as diagnostics.
 LogicalResult autoShard(ModuleOp module, const AutoShardOptions &options,
                         AutoShardReport &report);
 
@@ -114,6 +114,12 @@ plan::TensorSharding toTensorSharding(ShardingAttr attr);
 /// The attribute form of `sharding`, on the mesh the sharding names.
 ShardingAttr toShardingAttr(MLIRContext *context,
                             const plan::TensorSharding &sharding);
+/// Checks that every sharding in `func` (its ops', its arguments' and its
+/// results') names `mesh`, which is `role` ("the partition's mesh"); else
+/// emits "has a sharding on mesh @a, not on <role> @b" on the op that has
+/// it and fails.
+LogicalResult verifyShardingsOnMesh(func::FuncOp func, FlatSymbolRefAttr mesh,
+                                    llvm::StringRef role);
 
 /// Parses a --sharding value.
 std::optional<ShardingMode> parseShardingMode(llvm::StringRef text);
@@ -203,8 +209,9 @@ public:
   /// `mesh` must satisfy plan::verifyMesh for `cluster`; the plans name it
   /// `meshSymbol` (the weft.mesh they are written for, which need not be
   /// the cluster's name of the mesh). A weft.shard pin is laid on this mesh
-  /// whatever mesh it names: the stage planner prices the pins weftc
-  /// re-targets to each stage's mesh.
+  /// whatever mesh it names: autoShard refuses pins on another mesh, and
+  /// the stage planner prices the pins weftc re-targets to each stage's
+  /// mesh.
   StrategyGraphBuilder(const plan::Cluster &cluster, const plan::Mesh &mesh,
                        llvm::StringRef meshSymbol, ShardingMode mode,
                        Objective objective);
