@@ -350,6 +350,7 @@ Expected<ReshardSide> SideParser::parse() {
   if (Error error = verifyMesh(cluster, side.mesh))
     return fail(toString(std::move(error)));
 
+  side.sharding.mesh = side.mesh.name;
   if (Error error = parseSharding(colon + 1, side.sharding))
     return std::move(error);
   if (Error error = checkAxes(side.sharding, side.mesh.shape))

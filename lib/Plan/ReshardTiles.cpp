@@ -85,6 +85,11 @@ static llvm::Error verifySide(const Cluster &cluster, const ReshardSide &side,
   if (llvm::Error error = verifyMesh(cluster, side.mesh))
     return problemError("the " + what + " mesh: " +
                         llvm::toString(std::move(error)));
+  if (side.sharding.mesh != side.mesh.name)
+    return problemError("the " + what + " sharding " + side.sharding.str() +
+                        " is on mesh '" + side.sharding.mesh +
+                        "', not on the " + what + " mesh '" + side.mesh.name +
+                        "'");
   if (std::optional<std::string> message =
           validate(side.sharding, rank, side.mesh.shape))
     return problemError("the " + what + " sharding " + side.sharding.str() +

@@ -129,6 +129,8 @@ static double bytesOf(ArrayRef<int64_t> shape, int64_t elementSize) {
 struct mlir::weft::PlannedNode {
   Operation *op = nullptr; // null for inputs
   Value input;             // for inputs
+  /// The symbol of the mesh planned on (the builder's, which owns it).
+  StringRef mesh;
   std::optional<LoopSpace> space;
   std::vector<LoopAxes> strategies;
   /// For weft.shard: the one sharding allowed.
@@ -139,10 +141,10 @@ struct mlir::weft::PlannedNode {
     if (fixed)
       return *fixed;
     if (space)
-      return resultSharding(*space, index, strategies[strategy]);
+      return resultSharding(*space, index, strategies[strategy], mesh);
     Value v = op ? op->getResult(index) : input;
     return TensorSharding::replicated(
-        cast<RankedTensorType>(v.getType()).getRank());
+        mesh, cast<RankedTensorType>(v.getType()).getRank());
   }
   /// Whether operand `index` is data (operand() is then not nullopt).
   bool isData(unsigned index) const {
@@ -160,12 +162,12 @@ struct mlir::weft::PlannedNode {
     if (space) {
       if (!space->operandIsData[index])
         return std::nullopt;
-      return operandSharding(*space, index, strategies[strategy]);
+      return operandSharding(*space, index, strategies[strategy], mesh);
     }
     auto type = dyn_cast<RankedTensorType>(op->getOperand(index).getType());
     if (!type)
       return std::nullopt;
-    return TensorSharding::replicated(type.getRank());
+    return TensorSharding::replicated(mesh, type.getRank());
   }
 };
 
@@ -189,10 +191,11 @@ using EdgeCost = std::optional<std::vector<std::vector<double>>>;
 } // namespace
 
 struct StrategyGraphBuilder::Impl {
-  Impl(const plan::Cluster &cluster, const plan::Mesh &mesh, ShardingMode mode,
-       Objective objective)
-      : meshShape(mesh.shape), meshSize(mesh.size()), mode(mode),
-        objective(objective), costs(cluster, mesh) {}
+  Impl(const plan::Cluster &cluster, const plan::Mesh &mesh,
+       StringRef meshSymbol, ShardingMode mode, Objective objective)
+      : meshSymbol(meshSymbol.str()), meshShape(mesh.shape),
+        meshSize(mesh.size()), mode(mode), objective(objective),
+        costs(cluster, mesh) {}
 
   ReshardPrice reshardPrice(Value value, const TensorSharding &from,
                             const TensorSharding &to);
@@ -206,7 +209,13 @@ struct StrategyGraphBuilder::Impl {
   edgeCost(const PlannedNode &source, Value value,
            llvm::function_ref<std::optional<TensorSharding>(unsigned)> need,
            unsigned toStrategies, bool free);
+  /// The sharding `shard` pins, laid on this mesh (see the constructor's
+  /// comment in AutoShard.h).
+  TensorSharding pinOf(ShardOp shard) const {
+    return toTensorSharding(shard.getSharding()).onMesh(meshSymbol);
+  }
 
+  std::string meshSymbol;
   std::vector<int64_t> meshShape;
   int64_t meshSize;
   ShardingMode mode;
@@ -220,7 +229,7 @@ struct StrategyGraphBuilder::Impl {
   std::map<std::tuple<Operation *, unsigned, bool>, EdgeCost> operandEdges;
   /// Edges from a value to the outputs, by (value, from an input).
   std::map<std::pair<const void *, bool>, EdgeCost> outputEdges;
-  /// Resharding prices by (value type, from, to).
+  /// Resharding prices by (value type, from, to), all on this mesh.
   std::map<std::tuple<const void *, std::string, std::string>, ReshardPrice>
       reshardCache;
   Stats stats;
@@ -284,12 +293,29 @@ ReshardPrice StrategyGraphBuilder::Impl::reshardPrice(
 
 TensorSharding mlir::weft::toTensorSharding(ShardingAttr attr) {
   TensorSharding sharding;
+  sharding.mesh = attr.getMesh().getValue().str();
   for (DenseI16ArrayAttr dim : attr.getDims())
     sharding.dims.emplace_back(dim.asArrayRef().begin(),
                                dim.asArrayRef().end());
   sharding.partial.append(attr.getPartial().asArrayRef().begin(),
                           attr.getPartial().asArrayRef().end());
   return sharding;
+}
+
+LogicalResult mlir::weft::verifyShardingsOnMesh(func::FuncOp func,
+                                                FlatSymbolRefAttr mesh,
+                                                StringRef role) {
+  WalkResult walked = func.walk([&](Operation *op) {
+    // Inherent attributes too: a weft.shard's, a function's arg_attrs.
+    return op->getAttrDictionary().walk([&](ShardingAttr sharding) {
+      if (sharding.getMesh() == mesh)
+        return WalkResult::advance();
+      op->emitOpError("has a sharding on mesh ")
+          << sharding.getMesh() << ", not on " << role << " " << mesh;
+      return WalkResult::interrupt();
+    });
+  });
+  return failure(walked.wasInterrupted());
 }
 
 /// Mode constraints on one strategy.
@@ -314,7 +340,7 @@ bool StrategyGraphBuilder::Impl::allowed(const PlannedNode &node,
     for (unsigned i = 0; i < node.op->getNumOperands(); ++i)
       if (isa_and_present<WeightOp>(node.op->getOperand(i).getDefiningOp()) &&
           node.space->operandIsData[i] &&
-          !operandSharding(*node.space, i, strategy).isReplicated())
+          !operandSharding(*node.space, i, strategy, meshSymbol).isReplicated())
         return false;
     return true;
   }
@@ -328,7 +354,7 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
   out.name = plannedName(op);
   out.memoryAlwaysLive = isa<WeightOp, ConstantOp>(op);
   if (auto shard = dyn_cast<ShardOp>(op)) {
-    node.fixed = toTensorSharding(shard.getSharding());
+    node.fixed = pinOf(shard);
   } else {
     node.space = getLoopSpace(op);
   }
@@ -342,9 +368,9 @@ StrategyGraphBuilder::Impl::priceOp(PlannedNode &node) {
     if (isa<WeightOp>(op))
       for (Operation *user : op->getUsers())
         if (auto shard = dyn_cast<ShardOp>(user))
-          pinned = toTensorSharding(shard.getSharding());
+          pinned = pinOf(shard);
     for (LoopAxes &s : all)
-      if (pinned ? resultSharding(*node.space, 0, s) == *pinned
+      if (pinned ? resultSharding(*node.space, 0, s, meshSymbol) == *pinned
                  : allowed(node, s))
         node.strategies.push_back(std::move(s));
     // Data parallel asks every op to use the whole mesh where it can.
@@ -417,6 +443,7 @@ const PricedNode &StrategyGraphBuilder::Impl::pricedOp(Operation *op) {
   ++stats.opsPriced;
   slot = std::make_unique<PricedNode>();
   slot->planned.op = op;
+  slot->planned.mesh = meshSymbol;
   slot->node = priceOp(slot->planned);
   return *slot;
 }
@@ -428,6 +455,7 @@ const PricedNode &StrategyGraphBuilder::Impl::pricedInput(Value input) {
     return *slot;
   slot = std::make_unique<PricedNode>();
   slot->planned.input = input;
+  slot->planned.mesh = meshSymbol;
   plan::StrategyGraph::Node &g = slot->node;
   if (auto arg = dyn_cast<BlockArgument>(input)) {
     g.name = "input " + std::to_string(arg.getArgNumber());
@@ -506,9 +534,11 @@ PlanScope mlir::weft::wholeFunctionScope(func::FuncOp func) {
 
 StrategyGraphBuilder::StrategyGraphBuilder(const plan::Cluster &cluster,
                                            const plan::Mesh &mesh,
+                                           StringRef meshSymbol,
                                            ShardingMode mode,
                                            Objective objective)
-    : impl(std::make_unique<Impl>(cluster, mesh, mode, objective)) {}
+    : impl(std::make_unique<Impl>(cluster, mesh, meshSymbol, mode, objective)) {
+}
 
 StrategyGraphBuilder::~StrategyGraphBuilder() = default;
 
@@ -596,7 +626,10 @@ ScopeGraph StrategyGraphBuilder::build(const PlanScope &scope) {
     addEdge(slot->second, !fresh, from, outputNode, [&] {
       return s.edgeCost(
           *out.planned[from], result,
-          [&](unsigned) { return TensorSharding::replicated(rank); }, 1,
+          [&](unsigned) {
+            return TensorSharding::replicated(s.meshSymbol, rank);
+          },
+          1,
           /*free=*/s.objective == Objective::Throughput);
     });
   }
@@ -673,49 +706,60 @@ OpSharding ScopeGraph::readNode(int index, int strategy) const {
   return sharding;
 }
 
-ShardingAttr mlir::weft::toShardingAttr(FlatSymbolRefAttr mesh,
+ShardingAttr mlir::weft::toShardingAttr(MLIRContext *context,
                                         const TensorSharding &s) {
   SmallVector<SmallVector<int16_t>> dims;
   for (const AxisList &axes : s.dims)
     dims.emplace_back(axes.begin(), axes.end());
   SmallVector<int16_t> partial(s.partial.begin(), s.partial.end());
-  return ShardingAttr::get(mesh, dims, partial);
+  return ShardingAttr::get(FlatSymbolRefAttr::get(context, s.mesh), dims,
+                           partial);
 }
 
 std::pair<ArrayAttr, ArrayAttr>
-mlir::weft::opShardingAttrs(const OpSharding &sharding,
-                            FlatSymbolRefAttr mesh) {
-  Builder b(mesh.getContext());
+mlir::weft::opShardingAttrs(MLIRContext *context, const OpSharding &sharding) {
+  Builder b(context);
   SmallVector<Attribute> results, operands;
   for (const TensorSharding &result : sharding.results)
-    results.push_back(toShardingAttr(mesh, result));
+    results.push_back(toShardingAttr(context, result));
   for (const std::optional<TensorSharding> &need : sharding.operands)
-    operands.push_back(need ? Attribute(toShardingAttr(mesh, *need))
+    operands.push_back(need ? Attribute(toShardingAttr(context, *need))
                             : Attribute(b.getUnitAttr()));
   return {b.getArrayAttr(results), b.getArrayAttr(operands)};
 }
 
-void mlir::weft::writeOpSharding(Operation *op, const OpSharding &sharding,
-                                 FlatSymbolRefAttr mesh) {
+void mlir::weft::writeOpSharding(Operation *op, const OpSharding &sharding) {
   Builder b(op->getContext());
-  auto [results, operands] = opShardingAttrs(sharding, mesh);
+  auto [results, operands] = opShardingAttrs(op->getContext(), sharding);
   op->setAttr(kShardingAttr, results);
   op->setAttr(kOperandShardingAttr, operands);
   op->setAttr(kPredictedSecondsAttr, b.getF64FloatAttr(sharding.seconds));
 }
 
-/// Writes the plan `choice` of `graph` (built over wholeFunctionScope) on
-/// `func`: its arguments arrive whole.
+/// Writes the plan `choice` of `graph` (built over wholeFunctionScope, on
+/// `mesh`) on `func`: its arguments arrive whole.
 static void annotate(func::FuncOp func, const ScopeGraph &graph,
                      ArrayRef<int> choice, FlatSymbolRefAttr mesh) {
   for (BlockArgument arg : func.getArguments())
-    func.setArgAttr(
-        arg.getArgNumber(), kShardingAttr,
-        toShardingAttr(mesh, TensorSharding::replicated(
-                                 cast<RankedTensorType>(arg.getType())
-                                     .getRank())));
+    func.setArgAttr(arg.getArgNumber(), kShardingAttr,
+                    ShardingAttr::getReplicated(
+                        mesh, cast<RankedTensorType>(arg.getType()).getRank()));
   for (const OpSharding &sharding : graph.read(choice))
-    writeOpSharding(sharding.op, sharding, mesh);
+    writeOpSharding(sharding.op, sharding);
+}
+
+/// Refuses a weft.shard of `func` that pins a sharding on a mesh other than
+/// `meshSymbol`, the one planned: its axes are another mesh's.
+static LogicalResult checkPinsOnMesh(func::FuncOp func, StringRef meshSymbol) {
+  WalkResult walked = func.walk([&](ShardOp shard) {
+    FlatSymbolRefAttr mesh = shard.getSharding().getMesh();
+    if (mesh.getValue() == meshSymbol)
+      return WalkResult::advance();
+    shard.emitOpError("pins a sharding on mesh ")
+        << mesh << ", but the plan is for mesh @" << meshSymbol;
+    return WalkResult::interrupt();
+  });
+  return failure(walked.wasInterrupted());
 }
 
 llvm::Error mlir::weft::fitPlanToBudget(
@@ -766,11 +810,13 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
       options.mesh >= static_cast<int>(options.cluster.meshes.size()))
     return module.emitError("the cluster has no mesh to plan for");
   const plan::Mesh &mesh = options.cluster.meshes[options.mesh];
+  if (failed(checkPinsOnMesh(func, options.meshSymbol)))
+    return failure();
   nameUnnamedConstants(func);
 
   auto start = std::chrono::steady_clock::now();
-  StrategyGraphBuilder builder(options.cluster, mesh, options.mode,
-                               options.objective);
+  StrategyGraphBuilder builder(options.cluster, mesh, options.meshSymbol,
+                               options.mode, options.objective);
   ScopeGraph scoped = builder.build(wholeFunctionScope(func));
   const plan::StrategyGraph &graph = scoped.graph;
   report.graphNodes = graph.nodes.size();
@@ -816,7 +862,7 @@ LogicalResult mlir::weft::autoShard(ModuleOp module,
       graph, options.solve,
       [&](ArrayRef<int> choice) {
         annotate(func, scoped, choice, meshRef);
-        return countShardedMemory(func, mesh.shape);
+        return countShardedMemory(func, options.meshSymbol, mesh.shape);
       },
       *solution, memory, tightenings);
   report.budgetTightenings += tightenings;

@@ -239,14 +239,16 @@ OwningOpRef<ModuleOp> mlir::weft::outlineStage(StageOp stage) {
 }
 
 /// The planned sharding of `value` inside a stage module's main (its
-/// producer's `weft.sharding`, or an argument's), whole when none.
-static TensorSharding plannedSharding(func::FuncOp func, Value value) {
+/// producer's `weft.sharding`, or an argument's), whole on the stage's
+/// `mesh` when none.
+static TensorSharding plannedSharding(func::FuncOp func, Value value,
+                                      StringRef mesh) {
   auto rank = cast<RankedTensorType>(value.getType()).getRank();
   if (auto arg = dyn_cast<BlockArgument>(value)) {
     if (auto attr = func.getArgAttrOfType<ShardingAttr>(arg.getArgNumber(),
                                                         kShardingAttr))
       return toTensorSharding(attr);
-    return TensorSharding::replicated(rank);
+    return TensorSharding::replicated(mesh, rank);
   }
   auto result = cast<OpResult>(value);
   if (auto attrs =
@@ -254,48 +256,56 @@ static TensorSharding plannedSharding(func::FuncOp func, Value value) {
     if (result.getResultNumber() < attrs.size())
       if (auto attr = dyn_cast<ShardingAttr>(attrs[result.getResultNumber()]))
         return toTensorSharding(attr);
-  return TensorSharding::replicated(rank);
+  return TensorSharding::replicated(mesh, rank);
 }
 
-/// The sharding argument `arg` should arrive in: the one all its users
-/// need when they agree (and it holds no partial sums), else whole.
-static TensorSharding neededSharding(BlockArgument arg) {
+/// The sharding argument `arg` should arrive in on the stage's `mesh`: the
+/// one all its users need when they agree (and it holds no partial sums),
+/// else whole.
+static TensorSharding neededSharding(BlockArgument arg, StringRef mesh) {
   auto rank = cast<RankedTensorType>(arg.getType()).getRank();
+  TensorSharding whole = TensorSharding::replicated(mesh, rank);
   std::optional<TensorSharding> agreed;
   for (OpOperand &use : arg.getUses()) {
     Operation *user = use.getOwner();
     auto attrs = user->getAttrOfType<ArrayAttr>(kOperandShardingAttr);
-    TensorSharding need = TensorSharding::replicated(rank);
+    TensorSharding need = whole;
     if (attrs && use.getOperandNumber() < attrs.size())
       if (auto attr = dyn_cast<ShardingAttr>(attrs[use.getOperandNumber()]))
         need = toTensorSharding(attr);
     if (isa<func::ReturnOp>(user))
-      need = TensorSharding::replicated(rank);
-    if (!need.partial.empty() || (agreed && !(*agreed == need)))
-      return TensorSharding::replicated(rank);
+      need = whole;
+    if (!need.partial.empty() || (agreed && *agreed != need))
+      return whole;
     agreed = need;
   }
-  return agreed ? *agreed : TensorSharding::replicated(rank);
+  return agreed ? *agreed : whole;
 }
 
-void mlir::weft::chooseBoundaryShardings(
+LogicalResult mlir::weft::chooseBoundaryShardings(
     ModuleOp pipeline, MutableArrayRef<OwningOpRef<ModuleOp>> plannedStages) {
   func::FuncOp main = lookupModelFunction(pipeline);
   SmallVector<StageOp> stages = llvm::to_vector(main.getOps<StageOp>());
   MLIRContext *context = pipeline.getContext();
+  // Each stage's plan is read as shardings on the stage's mesh.
+  for (auto [k, stage] : llvm::enumerate(stages))
+    if (failed(verifyShardingsOnMesh(
+            plannedStages[k]->lookupSymbol<func::FuncOp>("main"),
+            stage.getMeshAttr(), "stage " + std::to_string(k) + "'s mesh")))
+      return pipeline.emitError("internal: stage ")
+             << k << " was planned on another mesh than its own";
   // Sources: each stage result leaves as its producer lies, partial sums
   // reduced on the stage's own mesh.
   DenseMap<Value, TensorSharding> leaving;
   for (auto [k, stage] : llvm::enumerate(stages)) {
     func::FuncOp func = lookupModelFunction(*plannedStages[k]);
     Operation *ret = func.getBody().front().getTerminator();
-    auto meshRef = FlatSymbolRefAttr::get(context, stage.getMesh());
     SmallVector<Attribute> shardings;
     for (auto [i, value] : llvm::enumerate(ret->getOperands())) {
-      TensorSharding sharding = plannedSharding(func, value);
+      TensorSharding sharding = plannedSharding(func, value, stage.getMesh());
       sharding.partial.clear();
       leaving[stage.getResult(i)] = sharding;
-      ShardingAttr attr = toShardingAttr(meshRef, sharding);
+      ShardingAttr attr = toShardingAttr(context, sharding);
       func.setResultAttr(i, kShardingAttr, attr);
       shardings.push_back(attr);
     }
@@ -310,12 +320,14 @@ void mlir::weft::chooseBoundaryShardings(
       if (!transfer)
         continue; // A model input: whole on every rank.
       BlockArgument arg = func.getArgument(i);
-      TensorSharding need = neededSharding(arg);
-      auto targetMesh = FlatSymbolRefAttr::get(context, stage.getMesh());
-      func.setArgAttr(i, kShardingAttr, toShardingAttr(targetMesh, need));
-      transfer.setTargetAttr(toShardingAttr(targetMesh, need));
-      transfer.setSourceAttr(toShardingAttr(
-          transfer.getSource().getMesh(), leaving.lookup(transfer.getInput())));
+      ShardingAttr need =
+          toShardingAttr(context, neededSharding(arg, stage.getMesh()));
+      func.setArgAttr(i, kShardingAttr, need);
+      transfer.setTargetAttr(need);
+      // On the producing stage's mesh, as the transfer's source was.
+      transfer.setSourceAttr(
+          toShardingAttr(context, leaving.lookup(transfer.getInput())));
     }
   }
+  return success();
 }

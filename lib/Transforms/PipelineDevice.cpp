@@ -37,13 +37,17 @@ using namespace mlir::weft;
 using ::weft::plan::TensorSharding;
 namespace plan = ::weft::plan;
 
+/// The name of the one-rank mesh that collects the model's outputs (no
+/// weft.mesh of the pipeline: the collector's end of an output's transfer).
+static constexpr llvm::StringLiteral kCollectorMesh = "collector";
+
 namespace {
 /// One end of a transfer.
 struct TransferEnd {
   int stage = 0; // INT_MAX: the model's outputs on the collector.
-  FlatSymbolRefAttr mesh;
   std::vector<int64_t> meshShape;
   std::vector<int64_t> ranks;
+  /// On the end's mesh (a stage's weft.mesh, or kCollectorMesh).
   TensorSharding sharding;
 };
 
@@ -84,7 +88,6 @@ static TransferEnd endOf(ModuleOp pipeline, ShardingAttr sharding,
                          int stage) {
   TransferEnd end;
   end.stage = stage;
-  end.mesh = sharding.getMesh();
   auto mesh = pipeline.lookupSymbol<MeshOp>(sharding.getMesh().getValue());
   end.meshShape = toVector(mesh.getShape());
   end.ranks = toVector(*mesh.getDevices());
@@ -118,7 +121,7 @@ int64_t mlir::weft::collectorRank(ModuleOp pipeline) {
 static plan::ReshardSide sideOf(const TransferEnd &end,
                                 const TransferNetwork &network) {
   plan::ReshardSide side;
-  side.mesh.name = end.mesh ? end.mesh.getValue().str() : "collector";
+  side.mesh.name = end.sharding.mesh;
   side.mesh.shape = end.meshShape;
   for (int64_t rank : end.ranks)
     side.mesh.devices.push_back(
@@ -247,7 +250,8 @@ static FailureOr<PlannedJob> planTransfers(ModuleOp pipeline,
     t.target.stage = INT_MAX;
     t.target.meshShape = {1};
     t.target.ranks = {collector};
-    t.target.sharding = TensorSharding::replicated(t.type.getRank());
+    t.target.sharding =
+        TensorSharding::replicated(kCollectorMesh, t.type.getRank());
     t.sourceText = shardingText(from);
     t.targetText = "whole on rank " + std::to_string(collector);
     transfers.push_back(std::move(t));
@@ -414,10 +418,11 @@ Value TransferEmitter::reduce(const PlannedTransfer &t, Value local,
   if (source.partial.empty())
     return local;
   Location loc = t.value.getLoc();
+  auto mesh = FlatSymbolRefAttr::get(b.getContext(), source.mesh);
   SmallVector<int16_t> axes(source.partial.begin(), source.partial.end());
   const std::optional<plan::ReshardReduction> &reduction = t.plan.reduction;
   if (!reduction || reduction->kind != plan::ReshardKind::ReduceScatter)
-    return AllReduceOp::create(b, loc, local, t.source.mesh,
+    return AllReduceOp::create(b, loc, local, mesh,
                                b.getDenseI16ArrayAttr(axes));
   int dim = reduction->dim;
   auto type = cast<RankedTensorType>(local.getType());
@@ -427,8 +432,8 @@ Value TransferEmitter::reduce(const PlannedTransfer &t, Value local,
   SmallVector<int64_t> shape(type.getShape());
   shape[dim] = sizes[g];
   return ReduceScatterOp::create(
-      b, loc, RankedTensorType::get(shape, type.getElementType()), local,
-      t.source.mesh, b.getDenseI16ArrayAttr(axes), b.getI64IntegerAttr(dim),
+      b, loc, RankedTensorType::get(shape, type.getElementType()), local, mesh,
+      b.getDenseI16ArrayAttr(axes), b.getI64IntegerAttr(dim),
       b.getDenseI64ArrayAttr(sizes));
 }
 

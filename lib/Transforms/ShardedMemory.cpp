@@ -25,8 +25,8 @@ static constexpr double kAlignment = 64;
 namespace {
 class MemoryCounter {
 public:
-  MemoryCounter(func::FuncOp func, ArrayRef<int64_t> meshShape)
-      : func(func), meshShape(meshShape) {}
+  MemoryCounter(func::FuncOp func, StringRef mesh, ArrayRef<int64_t> meshShape)
+      : func(func), mesh(mesh), meshShape(meshShape) {}
   ShardedMemory count();
 
 private:
@@ -55,31 +55,37 @@ private:
     int start, end;
     bool reshard;
   };
+  /// A value without a sharding is whole on this mesh.
+  TensorSharding whole(Value value) const {
+    return TensorSharding::replicated(
+        mesh, cast<RankedTensorType>(value.getType()).getRank());
+  }
+
   func::FuncOp func;
+  /// The symbol of the mesh the annotations name.
+  StringRef mesh;
   ArrayRef<int64_t> meshShape;
   std::vector<Buffer> buffers;
 };
 } // namespace
 
 TensorSharding MemoryCounter::resultSharding(Value value) const {
-  auto type = cast<RankedTensorType>(value.getType());
   if (auto result = dyn_cast<OpResult>(value))
     if (auto attrs = result.getOwner()->getAttrOfType<ArrayAttr>(kShardingAttr))
       if (result.getResultNumber() < attrs.size())
         if (auto attr = dyn_cast<ShardingAttr>(attrs[result.getResultNumber()]))
           return toTensorSharding(attr);
-  return TensorSharding::replicated(type.getRank());
+  return whole(value);
 }
 
 TensorSharding MemoryCounter::neededSharding(Operation *user,
                                              unsigned index) const {
-  auto type = cast<RankedTensorType>(user->getOperand(index).getType());
   if (auto attrs = user->getAttrOfType<ArrayAttr>(kOperandShardingAttr))
     if (index < attrs.size())
       if (auto attr = dyn_cast<ShardingAttr>(attrs[index]))
         return toTensorSharding(attr);
   // Not data (unit) or not annotated: the partitioner makes it whole.
-  return TensorSharding::replicated(type.getRank());
+  return whole(user->getOperand(index));
 }
 
 ShardedMemory MemoryCounter::count() {
@@ -137,10 +143,6 @@ ShardedMemory MemoryCounter::count() {
   // Inputs and outputs have buffers of their own for the whole run, whole
   // on every device; a result returned as it is made is made there.
   ShardedMemory memory;
-  auto whole = [](Value value) {
-    return TensorSharding::replicated(
-        cast<RankedTensorType>(value.getType()).getRank());
-  };
   for (BlockArgument arg : body.getArguments()) {
     double bytes = localBytes(arg, whole(arg));
     // A received input and the staging buffer its receive keeps.
@@ -212,6 +214,7 @@ ShardedMemory MemoryCounter::count() {
 }
 
 ShardedMemory mlir::weft::countShardedMemory(func::FuncOp func,
+                                             StringRef meshSymbol,
                                              ArrayRef<int64_t> meshShape) {
-  return MemoryCounter(func, meshShape).count();
+  return MemoryCounter(func, meshSymbol, meshShape).count();
 }

@@ -620,8 +620,10 @@ mlir::weft::enumerateStrategies(const LoopSpace &space,
 
 TensorSharding mlir::weft::operandSharding(const LoopSpace &space,
                                            unsigned operand,
-                                           const LoopAxes &strategy) {
+                                           const LoopAxes &strategy,
+                                           StringRef mesh) {
   TensorSharding sharding;
+  sharding.mesh = mesh.str();
   for (int loop : space.operandDims[operand])
     sharding.dims.push_back(loop >= 0 ? strategy[loop] : AxisList());
   return sharding;
@@ -629,8 +631,10 @@ TensorSharding mlir::weft::operandSharding(const LoopSpace &space,
 
 TensorSharding mlir::weft::resultSharding(const LoopSpace &space,
                                           unsigned result,
-                                          const LoopAxes &strategy) {
+                                          const LoopAxes &strategy,
+                                          StringRef mesh) {
   TensorSharding sharding;
+  sharding.mesh = mesh.str();
   for (int loop : space.resultDims[result])
     sharding.dims.push_back(loop >= 0 ? strategy[loop] : AxisList());
   for (auto [loop, kind] : llvm::enumerate(space.kinds))

@@ -50,6 +50,7 @@ private:
   FailureOr<Value> reshard(OpBuilder &b, Location loc, Value original,
                            const TensorSharding &need);
   LogicalResult partitionOp(Operation *op);
+  TensorSharding boundarySharding(DictionaryAttr attrs, Type type) const;
   FailureOr<Operation *> vocabularyParallelGather(OpBuilder &b, Location loc,
                                                   GatherOp gather, Value table,
                                                   Value ids,
@@ -61,9 +62,14 @@ private:
         plan::localShape(type.getShape(), sharding, meshShape, device);
     return SmallVector<int64_t>(shape.begin(), shape.end());
   }
+  /// A value without a sharding is whole on this mesh.
+  TensorSharding whole(Type type) const {
+    return TensorSharding::replicated(mesh.getValue(),
+                                      cast<RankedTensorType>(type).getRank());
+  }
 
   func::FuncOp func;
-  /// The mesh the collectives name.
+  /// The mesh the collectives and every sharding name.
   FlatSymbolRefAttr mesh;
   ArrayRef<int64_t> meshShape;
   int64_t device;
@@ -235,8 +241,7 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (resultAttrs && i < resultAttrs.size())
       if (auto attr = dyn_cast<ShardingAttr>(resultAttrs[i]))
         return toTensorSharding(attr);
-    return TensorSharding::replicated(
-        cast<RankedTensorType>(op->getResult(i).getType()).getRank());
+    return whole(op->getResult(i).getType());
   };
 
   // Operands in the shardings the op needs.
@@ -253,15 +258,14 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     if (attr && isa<UnitAttr>(attr)) {
       // Not data (a shape, slice bounds): whatever this device has of it,
       // which is all of it (such operands are constants).
-      FailureOr<Value> whole = reshard(
-          b, loc, operand, TensorSharding::replicated(type.getRank()));
-      if (failed(whole))
+      FailureOr<Value> local = reshard(b, loc, operand, whole(type));
+      if (failed(local))
         return failure();
-      mapping.map(operand, *whole);
+      mapping.map(operand, *local);
       continue;
     }
-    TensorSharding need = attr ? toTensorSharding(cast<ShardingAttr>(attr))
-                               : TensorSharding::replicated(type.getRank());
+    TensorSharding need =
+        attr ? toTensorSharding(cast<ShardingAttr>(attr)) : whole(type);
     FailureOr<Value> local = reshard(b, loc, operand, need);
     if (failed(local))
       return failure();
@@ -357,14 +361,18 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
 
 /// The sharding an argument or result of the function is laid out in:
 /// its `weft.sharding` attribute, or whole when it has none.
-static TensorSharding boundarySharding(DictionaryAttr attrs, Type type) {
+TensorSharding Partitioner::boundarySharding(DictionaryAttr attrs,
+                                             Type type) const {
   if (attrs)
     if (auto attr = attrs.getAs<ShardingAttr>(kShardingAttr))
       return toTensorSharding(attr);
-  return TensorSharding::replicated(cast<RankedTensorType>(type).getRank());
+  return whole(type);
 }
 
 LogicalResult Partitioner::run() {
+  // Every sharding read below is taken to be on this mesh.
+  if (failed(verifyShardingsOnMesh(func, mesh, "the partition's mesh")))
+    return failure();
   Block &body = func.getBody().front();
   // Arguments arrive in their sharding (whole, unless a pipeline's transfer
   // delivers them split): the argument becomes this device's block.

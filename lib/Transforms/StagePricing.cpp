@@ -172,14 +172,13 @@ public:
   ShardedMemory count(const ScopeGraph &scoped, ArrayRef<int> choice,
                       ArrayRef<int64_t> meshShape,
                       StagePricer::WrittenShardings &written) {
-    auto mesh = FlatSymbolRefAttr::get(copy.getContext(), kMeshName);
     for (int index = scoped.firstOpNode, end = scoped.planned.size();
          index < end; ++index) {
       Operation *op = copied[index - scoped.firstOpNode];
       DictionaryAttr &attrs = written[{scoped.planned[index], choice[index]}];
       if (!attrs) {
-        auto [results, operands] =
-            opShardingAttrs(scoped.readNode(index, choice[index]), mesh);
+        auto [results, operands] = opShardingAttrs(
+            copy.getContext(), scoped.readNode(index, choice[index]));
         NamedAttrList list(op->getDiscardableAttrDictionary());
         list.set(kShardingAttr, results);
         list.set(kOperandShardingAttr, operands);
@@ -187,7 +186,7 @@ public:
       }
       op->setDiscardableAttrs(attrs);
     }
-    return countShardedMemory(copy, meshShape);
+    return countShardedMemory(copy, kMeshName, meshShape);
   }
 
 private:
@@ -314,8 +313,8 @@ StrategyGraphBuilder &StagePricer::builderFor(const plan::Mesh &mesh,
   std::unique_ptr<StrategyGraphBuilder> &builder =
       builders[{mesh.shape, mesh.devices, mode}];
   if (!builder)
-    builder = std::make_unique<StrategyGraphBuilder>(cluster, mesh, mode,
-                                                     options.objective);
+    builder = std::make_unique<StrategyGraphBuilder>(cluster, mesh, kMeshName,
+                                                     mode, options.objective);
   return *builder;
 }
 

@@ -219,6 +219,38 @@ TEST(ReshardPlan, SameMeshIsInMesh) {
   EXPECT_GT(plan.predictedSeconds, 0);
 }
 
+// Tests that a side whose sharding names another mesh than the side's is
+// refused, on either side, with both names in the message; and that two
+// names of the same devices still make an in-mesh resharding, whose steps
+// stay on the source's mesh.
+TEST(ReshardPlan, SideShardingOnAnotherMesh) {
+  Cluster cluster = makeCluster(1, 4);
+  ReshardProblem problem;
+  problem.shape = {8};
+  problem.source = side({2}, {0, 1}, {{0}});
+  problem.source.mesh.name = "a";
+  problem.source.sharding.mesh = "b";
+  problem.destination = side({2}, {2, 3}, {{}});
+  auto message = [&](const ReshardProblem &p) {
+    llvm::Expected<ReshardPlan> plan =
+        planResharding(cluster, p, ReshardMethod::Balanced);
+    return plan ? std::string() : llvm::toString(plan.takeError());
+  };
+  EXPECT_EQ(message(problem), "the source sharding [[0]] is on mesh 'b', not "
+                              "on the source mesh 'a'");
+  problem.source.sharding.mesh = "a";
+  EXPECT_EQ(message(problem), "");
+  problem.destination.sharding = problem.destination.sharding.onMesh("a");
+  EXPECT_EQ(message(problem), "the destination sharding [[]] is on mesh 'a', "
+                              "not on the destination mesh 'm'");
+
+  problem.destination = side({2}, {0, 1}, {{}});
+  ReshardPlan plan = mustPlan(cluster, problem, ReshardMethod::Balanced);
+  EXPECT_TRUE(plan.inMesh);
+  ASSERT_EQ(plan.inMeshSteps.size(), 1u);
+  EXPECT_EQ(plan.inMeshSteps[0].after, TensorSharding::replicated("a", 1));
+}
+
 // Tests that a device in both meshes keeps what it holds.
 TEST(ReshardPlan, OverlappingMeshesKeep) {
   Cluster cluster = makeCluster(1, 4);
@@ -294,6 +326,7 @@ ReshardSide randomSide(std::mt19937 &rng, const Cluster &cluster,
     std::sort(pool.begin(), pool.end());
   ReshardSide s;
   s.mesh = makeMesh(shape, pool);
+  s.sharding.mesh = s.mesh.name;
   int axes = static_cast<int>(shape.size());
   std::vector<bool> used(axes);
   s.sharding.dims.resize(rank);

@@ -61,6 +61,7 @@ inline ReshardSide side(std::vector<int64_t> shape, std::vector<int> devices,
                         std::vector<AxisList> dims, AxisList partial = {}) {
   ReshardSide s;
   s.mesh = makeMesh(std::move(shape), std::move(devices));
+  s.sharding.mesh = s.mesh.name;
   s.sharding.dims = std::move(dims);
   s.sharding.partial = std::move(partial);
   return s;

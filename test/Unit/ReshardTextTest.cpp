@@ -64,6 +64,7 @@ TEST(ReshardText, HelpExamples) {
       parseReshardSide("2x4@0-7:[[0],[],[]]", twelveDevices(), 3, "--from");
   ASSERT_OK(rows);
   EXPECT_EQ(rows->mesh.name, "from");
+  EXPECT_EQ(rows->sharding.mesh, "from");
   EXPECT_EQ(rows->mesh.shape, (std::vector<int64_t>{2, 4}));
   EXPECT_EQ(rows->mesh.devices, range(0, 7));
   ASSERT_EQ(rows->sharding.dims.size(), 3u);
@@ -88,7 +89,7 @@ TEST(ReshardText, HelpExamples) {
       parseReshardSide("1x1@0:[[]]", twelveDevices(), 1, "--to");
   ASSERT_OK(one);
   EXPECT_EQ(one->mesh.devices, (std::vector<int>{0}));
-  EXPECT_EQ(one->sharding, TensorSharding::replicated(1));
+  EXPECT_EQ(one->sharding, TensorSharding::replicated("to", 1));
 }
 
 // Tests that device lists mix ranges and single devices, in the order given,

@@ -155,11 +155,9 @@ void expectSameShardings(const StagePrice &price, ModuleOp planned) {
   for (Operation &op : mainOf(planned).getBody().front().without_terminator())
     ops.push_back(&op);
   ASSERT_EQ(price.ops.size(), ops.size());
-  MLIRContext *context = planned.getContext();
-  auto meshRef = FlatSymbolRefAttr::get(context, kMeshName);
   for (auto [sharding, op] : llvm::zip(price.ops, ops)) {
     Operation *copy = op->clone();
-    writeOpSharding(copy, sharding, meshRef);
+    writeOpSharding(copy, sharding);
     EXPECT_EQ(copy->getAttr(kShardingAttr), op->getAttr(kShardingAttr))
         << printed(op);
     EXPECT_EQ(copy->getAttr(kOperandShardingAttr),

@@ -347,7 +347,8 @@ int mlir::weft::compilePipeline(
   if (int code = planStages(module, stages, ranks, shardOptions, cluster,
                             planned, summary))
     return code;
-  chooseBoundaryShardings(module, planned);
+  if (failed(chooseBoundaryShardings(module, planned)))
+    return stageFailure();
   clock.lap("plan");
 
   llvm::Expected<std::unique_ptr<::weft::TempFolder>> scratchFolder =

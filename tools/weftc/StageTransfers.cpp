@@ -125,8 +125,8 @@ double BoundaryTransfers::tensorSeconds(int64_t elements,
   plan::ReshardProblem problem;
   problem.shape = {elements};
   problem.elementBytes = elementBytes;
-  problem.source = {from, plan::TensorSharding::replicated(1)};
-  problem.destination = {to, plan::TensorSharding::replicated(1)};
+  problem.source = {from, plan::TensorSharding::replicated(from.name, 1)};
+  problem.destination = {to, plan::TensorSharding::replicated(to.name, 1)};
   llvm::Expected<plan::ReshardPlan> planned = plan::planResharding(
       cluster, problem, method, TransferNetwork().options);
   if (!planned) {

@@ -52,6 +52,7 @@ std::optional<ReshardMethod> parseReshardMethod(llvm::StringRef name);
 struct ReshardSide {
   /// Its `devices` are cluster device indices, row-major over `shape`.
   Mesh mesh;
+  /// Names `mesh` (sharding.mesh == mesh.name; verifyReshardProblem checks).
   TensorSharding sharding;
 };
 
@@ -215,9 +216,10 @@ struct ReshardOptions {
   int64_t searchBudget = 2'000'000;
 };
 
-/// Checks the problem against the cluster: meshes valid (verifyMesh),
-/// shardings fit their mesh and the tensor's rank, no partial sums on the
-/// destination, sizes positive. The error says which side and what.
+/// Checks the problem against the cluster: meshes valid (verifyMesh), each
+/// side's sharding on that side's mesh (by name) and fitting its axes and
+/// the tensor's rank, no partial sums on the destination, sizes positive.
+/// The error says which side and what.
 llvm::Error verifyReshardProblem(const Cluster &cluster,
                                  const ReshardProblem &problem);
 

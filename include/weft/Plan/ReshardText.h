@@ -42,7 +42,8 @@ inline constexpr unsigned kMaxTensorRank = 64;
 /// `tensorRank` dimensions, that every mesh axis exists and is used once,
 /// and that a partial axis is not also split. Every error starts with
 /// `what` (e.g. "--from") and the quoted text, then says what is wrong and
-/// where. The mesh is named after `what` without its dashes.
+/// where. The mesh, and so the sharding, is named after `what` without its
+/// dashes ("mesh" for an empty one).
 llvm::Expected<ReshardSide> parseReshardSide(llvm::StringRef text,
                                              const Cluster &cluster,
                                              unsigned tensorRank,

@@ -13,6 +13,7 @@
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
 #include <optional>
@@ -24,24 +25,41 @@ namespace weft::plan {
 /// Mesh axes, major to minor.
 using AxisList = llvm::SmallVector<int, 2>;
 
-/// For each tensor dimension the mesh axes it is split over, and the axes
-/// over which the value is a pending partial sum.
+/// A tensor's sharding over a named mesh: for each tensor dimension the
+/// mesh axes it is split over, and the axes over which the value is a
+/// pending partial sum. The axes are those of `mesh`, so a sharding names it
+/// as the weft.sharding attribute does.
 struct TensorSharding {
+  /// The mesh's symbol: the weft.mesh sym_name, as plan::Mesh::name.
+  std::string mesh;
   std::vector<AxisList> dims;
   AxisList partial;
 
-  static TensorSharding replicated(unsigned rank) {
+  /// Every dimension whole on `mesh`.
+  static TensorSharding replicated(llvm::StringRef mesh, unsigned rank) {
     TensorSharding s;
+    s.mesh = mesh.str();
     s.dims.resize(rank);
+    return s;
+  }
+  /// The same dims and partial axes on mesh `name`: a re-targeting, for a
+  /// caller that knows the axes mean the same there.
+  TensorSharding onMesh(llvm::StringRef name) const {
+    TensorSharding s = *this;
+    s.mesh = name.str();
     return s;
   }
   bool isReplicated() const;
   /// Every axis used (split or partial).
   AxisList usedAxes() const;
-  /// "[[0], [], [1]] partial [1]"
+  /// "[[0], [], [1]] partial [1]": the layout, without the mesh (plan.json,
+  /// reports and messages print shardings of one mesh).
   std::string str() const;
+  /// Equal shardings lay the tensor out alike on the same mesh: the same
+  /// split on two meshes is two shardings (moving from one to the other is
+  /// a transfer, not nothing).
   bool operator==(const TensorSharding &other) const {
-    return dims == other.dims && partial == other.partial;
+    return mesh == other.mesh && dims == other.dims && partial == other.partial;
   }
   bool operator!=(const TensorSharding &other) const {
     return !(*this == other);
@@ -108,7 +126,10 @@ struct ReshardStep {
 /// moved between dimensions (all-to-all), then dimensions gathered, then
 /// sliced. Every step is correct for uneven blocks. Returns nullopt when `to`
 /// has partial axes that `from` lacks (no op creates partial sums out of
-/// whole values).
+/// whole values). The steps run on `from`'s mesh and their `after` names
+/// it; `to`'s layout is read on that mesh, whatever mesh `to` names (the
+/// resharding planner calls this for two sides of the same devices, which
+/// may go by two names).
 std::optional<std::vector<ReshardStep>>
 planReshard(llvm::ArrayRef<int64_t> shape, const TensorSharding &from,
             const TensorSharding &to, llvm::ArrayRef<int64_t> meshShape);

@@ -96,8 +96,8 @@ inline constexpr llvm::StringLiteral kStrategyAttr = "weft.strategy";
 
 /// Plans `module`'s main function: declares the mesh, annotates every op
 /// with its result and operand shardings and its predicted time. Errors
-/// (an infeasible memory budget, a solver failure) are emitted as
-/// diagnostics on the module.
+/// (a weft.shard on a mesh other than options.meshSymbol, an infeasible
+/// memory budget, a solver failure) are emitted as diagnostics.
 LogicalResult autoShard(ModuleOp module, const AutoShardOptions &options,
                         AutoShardReport &report);
 
@@ -109,11 +109,17 @@ LogicalResult buildAutoShardOptions(ModuleOp module, llvm::StringRef cluster,
                                     llvm::StringRef deviceMemory,
                                     AutoShardOptions &options);
 
-/// The planner's form of a sharding attribute (the mesh is implied).
+/// The planner's form of a sharding attribute, naming the attribute's mesh.
 plan::TensorSharding toTensorSharding(ShardingAttr attr);
-/// The attribute form of `sharding` on `mesh`.
-ShardingAttr toShardingAttr(FlatSymbolRefAttr mesh,
+/// The attribute form of `sharding`, on the mesh the sharding names.
+ShardingAttr toShardingAttr(MLIRContext *context,
                             const plan::TensorSharding &sharding);
+/// Checks that every sharding in `func` (its ops', its arguments' and its
+/// results') names `mesh`, which is `role` ("the partition's mesh"); else
+/// emits "has a sharding on mesh @a, not on <role> @b" on the op that has
+/// it and fails.
+LogicalResult verifyShardingsOnMesh(func::FuncOp func, FlatSymbolRefAttr mesh,
+                                    llvm::StringRef role);
 
 /// Parses a --sharding value.
 std::optional<ShardingMode> parseShardingMode(llvm::StringRef text);
@@ -150,7 +156,8 @@ PlanScope wholeFunctionScope(func::FuncOp func);
 /// Made and owned by StrategyGraphBuilder.
 struct PlannedNode;
 
-/// The sharding one plan gives an op: what autoShard writes on it.
+/// The sharding one plan gives an op: what autoShard writes on it. Every
+/// sharding names the mesh of the plan.
 struct OpSharding {
   Operation *op = nullptr;
   /// Per result.
@@ -163,14 +170,14 @@ struct OpSharding {
 };
 
 /// Writes `sharding` on `op` as autoShard does (kShardingAttr,
-/// kOperandShardingAttr, kPredictedSecondsAttr), naming `mesh`. `op` may be
-/// a copy of sharding.op with the same operands and results.
-void writeOpSharding(Operation *op, const OpSharding &sharding,
-                     FlatSymbolRefAttr mesh);
+/// kOperandShardingAttr, kPredictedSecondsAttr), each attribute naming its
+/// sharding's mesh. `op` may be a copy of sharding.op with the same
+/// operands and results.
+void writeOpSharding(Operation *op, const OpSharding &sharding);
 /// The kShardingAttr and kOperandShardingAttr values writeOpSharding
 /// writes for `sharding`.
-std::pair<ArrayAttr, ArrayAttr> opShardingAttrs(const OpSharding &sharding,
-                                                FlatSymbolRefAttr mesh);
+std::pair<ArrayAttr, ArrayAttr> opShardingAttrs(MLIRContext *context,
+                                                const OpSharding &sharding);
 
 /// A scope's strategy graph and how its choices read.
 struct ScopeGraph {
@@ -192,15 +199,22 @@ struct ScopeGraph {
 };
 
 /// Builds the strategy graphs of scopes of one function on one mesh in one
-/// mode. Each op's strategies and costs, each edge's resharding prices and
-/// each value's resharding plans are worked out once and kept, so graphs of
-/// overlapping scopes cost only their assembly after the first. The
-/// function must not change while the builder lives.
+/// mode; every sharding it reads out names the mesh's symbol. Each op's
+/// strategies and costs, each edge's resharding prices and each value's
+/// resharding plans are worked out once and kept, so graphs of overlapping
+/// scopes cost only their assembly after the first. The function must not
+/// change while the builder lives.
 class StrategyGraphBuilder {
 public:
-  /// `mesh` must satisfy plan::verifyMesh for `cluster`.
+  /// `mesh` must satisfy plan::verifyMesh for `cluster`; the plans name it
+  /// `meshSymbol` (the weft.mesh they are written for, which need not be
+  /// the cluster's name of the mesh). A weft.shard pin is laid on this mesh
+  /// whatever mesh it names: autoShard refuses pins on another mesh, and
+  /// the stage planner prices the pins weftc re-targets to each stage's
+  /// mesh.
   StrategyGraphBuilder(const plan::Cluster &cluster, const plan::Mesh &mesh,
-                       ShardingMode mode, Objective objective);
+                       llvm::StringRef meshSymbol, ShardingMode mode,
+                       Objective objective);
   ~StrategyGraphBuilder();
   StrategyGraphBuilder(const StrategyGraphBuilder &) = delete;
   StrategyGraphBuilder &operator=(const StrategyGraphBuilder &) = delete;

@@ -69,9 +69,11 @@ OwningOpRef<ModuleOp> outlineStage(StageOp stage);
 /// (source: its producer's sharding with partial sums reduced; target: the
 /// sharding its users in the next stage need when they agree, else whole)
 /// and as `weft.sharding` on the stage modules' arguments and results.
-void chooseBoundaryShardings(ModuleOp pipeline,
-                             llvm::MutableArrayRef<OwningOpRef<ModuleOp>>
-                                 plannedStages);
+/// Fails after a diagnostic when a stage's plan names another mesh than the
+/// stage's (an internal error: autoShard plans each on its own).
+LogicalResult chooseBoundaryShardings(
+    ModuleOp pipeline,
+    llvm::MutableArrayRef<OwningOpRef<ModuleOp>> plannedStages);
 
 /// Where the job's ranks run and how their transfers are planned: the
 /// resharding planner (lib/Plan/Reshard.h) plans every transfer on the

@@ -37,9 +37,10 @@ struct ShardedMemory {
 inline constexpr llvm::StringLiteral kReceivedArgAttr = "weft.received";
 
 /// Counts `func`'s memory from its weft.sharding / weft.operand_sharding
-/// annotations on a mesh of `meshShape`. An argument marked
-/// kReceivedArgAttr counts twice.
-ShardedMemory countShardedMemory(func::FuncOp func,
+/// annotations, which name the mesh `meshSymbol` of `meshShape` (a value
+/// without one is whole on it). An argument marked kReceivedArgAttr counts
+/// twice.
+ShardedMemory countShardedMemory(func::FuncOp func, llvm::StringRef meshSymbol,
                                  ArrayRef<int64_t> meshShape);
 
 } // namespace mlir::weft

@@ -93,11 +93,13 @@ using LoopAxes = llvm::SmallVector<plan::AxisList>;
 std::vector<LoopAxes> enumerateStrategies(const LoopSpace &space,
                                           llvm::ArrayRef<int64_t> meshShape);
 
-/// Shardings implied by a strategy.
+/// Shardings implied by a strategy on the mesh whose symbol is `mesh`.
 plan::TensorSharding operandSharding(const LoopSpace &space, unsigned operand,
-                                     const LoopAxes &strategy);
+                                     const LoopAxes &strategy,
+                                     llvm::StringRef mesh);
 plan::TensorSharding resultSharding(const LoopSpace &space, unsigned result,
-                                    const LoopAxes &strategy);
+                                    const LoopAxes &strategy,
+                                    llvm::StringRef mesh);
 /// Devices that share the work (product of the group sizes of used axes).
 int64_t parallelism(const LoopAxes &strategy,
                     llvm::ArrayRef<int64_t> meshShape);

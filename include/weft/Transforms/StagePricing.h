@@ -60,7 +60,8 @@ struct StagePrice {
   /// outputs whole unless the objective is throughput).
   double seconds = 0;
   /// The chosen sharding of each op of the scope (weights and constants it
-  /// uses included), in body order; writeOpSharding applies one.
+  /// uses included), in body order, on the mesh kMeshName (any sub-mesh is
+  /// priced under that name); writeOpSharding applies one.
   std::vector<OpSharding> ops;
   /// The plan's memory per device as autoShard checks it (countShardedMemory
   /// on the stage as a function of its own: inputs and outputs whole for the
