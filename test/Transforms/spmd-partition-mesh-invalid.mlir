@@ -1,7 +1,7 @@
 // The partitioner reads every sharding of the function on the mesh it
 // partitions for (@mesh): one on another mesh is refused, whether an op's,
 // an operand's or an argument's.
-// RUN: weft-opt -split-input-file -verify-diagnostics --weft-spmd-partition="device=0" %s
+// RUN: weft-opt -split-input-file -verify-diagnostics --weft-spmd-partition="device=0 mesh=mesh" %s
 
 // Tests that an op's result sharding on another mesh is refused.
 weft.mesh @mesh shape = [2]
