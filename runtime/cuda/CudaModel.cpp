@@ -112,7 +112,8 @@ weft_rt_status CudaBackend::create(weft_rt_model *model) {
     return status;
   // Every rank takes part, also one that failed: the others learn of it.
   weft_rt_status meshStatus = ncclMeshFactory(
-      ctx, ctx->comm, state ? state->stream.get() : nullptr, status, &nccl);
+      ctx, ctx->comm, state ? state->stream.get() : nullptr,
+      state ? state->transferStream.get() : nullptr, status, &nccl);
   if (meshStatus != WEFT_RT_OK)
     return meshStatus;
   state->nccl = nccl.get();
