@@ -82,9 +82,13 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
   // Before NCCL's first call: NCCL reads NCCL_LAUNCH_ORDER_IMPLICIT once, at
   // its first kernel launch. Where it is unset, this is the process's first
   // mesh and NCCL has no threads of its own yet that could read the
-  // environment while it changes. Every rank decides alone: ranks that
-  // decide differently still start their kernels in their hosts' launch
-  // order, which is the one global order, so nothing is exchanged.
+  // environment while it changes (Weft is taken to be the process's only
+  // user of NCCL). Every mesh sets it, also one without transfers: a mesh
+  // made later in the process may have them, and NCCL would not read it
+  // again; with one stream it changes nothing but adds a wait per launch.
+  // Every rank decides alone: ranks that decide differently still start
+  // their kernels in their hosts' launch order, which is the one global
+  // order, so nothing is exchanged.
   int ncclVersion = 0;
   if (ncclGetVersion(&ncclVersion) != ncclSuccess)
     ncclVersion = 0;
