@@ -30,11 +30,13 @@ void installCudaMeshBackend();
 /// Creates a mesh's NCCL communicators. Every rank calls it, also one whose
 /// own set-up already failed (`localStatus`, whose message stays in ctx):
 /// the ranks first agree over MPI, so that one rank's failure makes every
-/// rank fail instead of waiting for it. The shared_ptr's deleter is made
+/// rank fail instead of waiting for it. `stream` and `transferStream` are
+/// the DeviceState's (NcclMesh::create). The shared_ptr's deleter is made
 /// where NcclMesh is, so that the model's code does not refer to it.
 using NcclMeshFactory = weft_rt_status (*)(weft_rt_context *ctx,
                                            weft_rt_comm *comm,
                                            cudaStream_t stream,
+                                           cudaStream_t transferStream,
                                            weft_rt_status localStatus,
                                            std::shared_ptr<NcclMesh> *out);
 void setNcclMeshFactory(NcclMeshFactory factory);

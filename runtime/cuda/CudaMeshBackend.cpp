@@ -16,6 +16,7 @@ using namespace weft::rt::cuda;
 
 static weft_rt_status createNcclMesh(weft_rt_context *ctx, weft_rt_comm *comm,
                                      cudaStream_t stream,
+                                     cudaStream_t transferStream,
                                      weft_rt_status localStatus,
                                      std::shared_ptr<NcclMesh> *out) {
   // Every rank's GPU set-up (device, memory, weights), gathered first.
@@ -34,7 +35,8 @@ static weft_rt_status createNcclMesh(weft_rt_context *ctx, weft_rt_comm *comm,
                           "(status %d); that rank's own error says why",
                           r, all[static_cast<size_t>(r)]);
   std::unique_ptr<NcclMesh> mesh;
-  if (weft_rt_status status = NcclMesh::create(ctx, comm, stream, &mesh))
+  if (weft_rt_status status =
+          NcclMesh::create(ctx, comm, stream, transferStream, &mesh))
     return status;
   *out = std::move(mesh);
   return WEFT_RT_OK;

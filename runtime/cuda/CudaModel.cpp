@@ -3,7 +3,8 @@
 // The device side of a "target cuda" model: the GPU, the device arena and a
 // device copy of the weights, made once when the model is created. A run
 // copies the inputs in, runs the generated host code (which launches the
-// kernels on the program's stream), waits once and copies the outputs out:
+// kernels on the program's compute stream, and a pipeline stage's transfers
+// on its transfer stream), waits once for both and copies the outputs out:
 // host <-> device copies happen only at the program's edges.
 //
 //===----------------------------------------------------------------------===//
@@ -67,11 +68,13 @@ public:
   weft_rt_status setUpDevice(weft_rt_model *model);
 
   ~CudaBackend() override {
-    // Nothing may still run when the communicators and memory go.
-    if (state && state->stream.get())
-      cudaStreamSynchronize(state->stream.get());
-    if (state)
+    // Nothing may still run when the communicators and memory go: no
+    // kernel, and no send still reading its staging buffer. A destructor
+    // has no context to report to.
+    if (state) {
+      synchronizeDeviceState(nullptr, *state);
       state->nccl = nullptr;
+    }
   }
 
 private:
@@ -109,7 +112,8 @@ weft_rt_status CudaBackend::create(weft_rt_model *model) {
     return status;
   // Every rank takes part, also one that failed: the others learn of it.
   weft_rt_status meshStatus = ncclMeshFactory(
-      ctx, ctx->comm, state ? state->stream.get() : nullptr, status, &nccl);
+      ctx, ctx->comm, state ? state->stream.get() : nullptr,
+      state ? state->transferStream.get() : nullptr, status, &nccl);
   if (meshStatus != WEFT_RT_OK)
     return meshStatus;
   state->nccl = nccl.get();
@@ -167,8 +171,10 @@ weft_rt_status CudaBackend::run(weft_rt_model *model) {
     attachDeviceState(ctx, nullptr);
   }
   // Wait even after a failure: nothing may still write the arena when the
-  // caller reads it or the model is destroyed.
-  weft_rt_status synced = state->stream.synchronize(ctx);
+  // caller reads it or the model is destroyed. Both streams: a run is done
+  // when its sends are, as on the CPU, where a send returns once its data
+  // has left.
+  weft_rt_status synced = synchronizeDeviceState(ctx, *state);
   if (status != WEFT_RT_OK)
     return status;
   if (synced != WEFT_RT_OK)

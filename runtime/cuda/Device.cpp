@@ -162,6 +162,23 @@ weft_rt_status Stream::synchronize(weft_rt_context *ctx) {
   return WEFT_RT_OK;
 }
 
+Event::~Event() {
+  // As for streams: nothing to report to, and the device may be gone.
+  if (event)
+    cudaEventDestroy(event);
+}
+
+weft_rt_status Event::create(weft_rt_context *ctx) {
+  if (event)
+    return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
+                        "the CUDA event was already created");
+  cudaEvent_t created = nullptr;
+  WEFT_CUDA_CHECK(ctx, WEFT_RT_INTERNAL,
+                  cudaEventCreateWithFlags(&created, cudaEventDisableTiming));
+  event = created;
+  return WEFT_RT_OK;
+}
+
 weft_rt_status weft::rt::cuda::checkArenaRange(weft_rt_context *ctx,
                                                size_t arenaBytes, size_t offset,
                                                size_t bytes, const char *what) {

@@ -2,8 +2,9 @@
 //
 // Opening a GPU for a program (with the checks that make "device
 // unavailable" a clear message rather than a crash), the arena a program
-// runs in (one cudaMalloc at start), its stream, and copies between host and
-// arena. Every call returns a status with the message in the context.
+// runs in (one cudaMalloc at start), its streams and the events that order
+// them, and copies between host and arena. Every call returns a status with
+// the message in the context.
 //
 //===----------------------------------------------------------------------===//
 
@@ -69,6 +70,23 @@ public:
 
 private:
   cudaStream_t stream = nullptr;
+};
+
+/// A CUDA event owned by this object, created without timing (it only
+/// orders streams: a wait on it is cheaper then).
+class Event {
+public:
+  Event() = default;
+  Event(const Event &) = delete;
+  Event &operator=(const Event &) = delete;
+  ~Event();
+
+  /// Creates the event on the current device; fails if it already has one.
+  weft_rt_status create(weft_rt_context *ctx);
+  cudaEvent_t get() const { return event; }
+
+private:
+  cudaEvent_t event = nullptr;
 };
 
 /// Fails ctx with WEFT_RT_INVALID_ARGUMENT unless [offset, offset + bytes)

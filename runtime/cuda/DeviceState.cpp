@@ -1,7 +1,7 @@
 //===- DeviceState.cpp - What a running CUDA program's kernels share -----===//
 //
-// Finding the state through the context, and cuDNN's handle made on first
-// use.
+// Finding the state through the context, waiting for its two streams, and
+// cuDNN's handle made on first use.
 //
 //===----------------------------------------------------------------------===//
 
@@ -9,10 +9,16 @@
 #include "core/Context.h"
 #include "cuda/CudaStatus.h"
 
+#include <string>
+
 using namespace weft::rt::cuda;
 
 DeviceState::~DeviceState() {
   // Destructors cannot report; a failure here means the device is gone.
+  // The transfer stream may still read the staging buffers, which the
+  // members' destructors free next.
+  if (transferStream.get())
+    cudaStreamSynchronize(transferStream.get());
   if (cudnn)
     cudnnDestroy(cudnn);
   if (workspace)
@@ -27,6 +33,12 @@ weft_rt_status weft::rt::cuda::createDeviceState(
           openDevice(ctx, ordinal, architectures, &state->info))
     return status;
   if (weft_rt_status status = state->stream.create(ctx))
+    return status;
+  if (weft_rt_status status = state->transferStream.create(ctx))
+    return status;
+  if (weft_rt_status status = state->handoff.create(ctx))
+    return status;
+  if (weft_rt_status status = state->arrived.create(ctx))
     return status;
   if (weft_rt_status status = state->cublas.create(ctx, state->stream))
     return status;
@@ -68,10 +80,31 @@ DeviceState *weft::rt::cuda::deviceStateOf(weft_rt_context *ctx,
   return static_cast<DeviceState *>(ctx->cudaDeviceState);
 }
 
-/// Context::waitForDevice of a CUDA program (failures surface at the
-/// model's synchronize after the run).
-static void waitForStream(void *state) {
-  cudaStreamSynchronize(static_cast<DeviceState *>(state)->stream.get());
+weft_rt_status weft::rt::cuda::synchronizeDeviceState(weft_rt_context *ctx,
+                                                      DeviceState &state) {
+  weft_rt_status computed =
+      state.stream.get() ? state.stream.synchronize(ctx) : WEFT_RT_OK;
+  // Also after a failure: a receive on the transfer stream may still write
+  // the arena. Its own failure is reported only when the first wait passed.
+  std::string first = weft_rt_context_error(ctx);
+  weft_rt_status transferred = state.transferStream.get()
+                                   ? state.transferStream.synchronize(ctx)
+                                   : WEFT_RT_OK;
+  if (computed == WEFT_RT_OK)
+    return transferred;
+  weft_rt_fail(ctx, computed, "%s", first.c_str());
+  return computed;
+}
+
+/// Context::waitForDevice of a CUDA program: both streams, so that a
+/// profiled SEND or RECV ends when its transfer does (failures surface at
+/// the model's synchronize after the run).
+static void waitForStreams(void *state) {
+  auto *device = static_cast<DeviceState *>(state);
+  if (device->stream.get())
+    cudaStreamSynchronize(device->stream.get());
+  if (device->transferStream.get())
+    cudaStreamSynchronize(device->transferStream.get());
 }
 
 void weft::rt::cuda::attachDeviceState(weft_rt_context *ctx,
@@ -79,7 +112,7 @@ void weft::rt::cuda::attachDeviceState(weft_rt_context *ctx,
   if (!ctx)
     return;
   ctx->cudaDeviceState = state;
-  ctx->waitForDevice = state ? waitForStream : nullptr;
+  ctx->waitForDevice = state ? waitForStreams : nullptr;
 }
 
 weft_rt_status weft::rt::cuda::cudnnHandleOf(weft_rt_context *ctx,

@@ -1,9 +1,11 @@
 //===- DeviceState.h - What a running CUDA program's kernels share -*- C++
 //-*-===//
 //
-// One GPU program runs on one device and one stream. Its kernels find the
-// stream, the library handles bound to it and a scratch buffer through the
-// context, where the CUDA model attaches them before a run.
+// One GPU program runs on one device and one compute stream, plus a stream
+// for a pipeline stage's transfers (NcclTransfer.h). Its kernels find the
+// streams, the library handles bound to the compute stream and a scratch
+// buffer through the context, where the CUDA model attaches them before a
+// run.
 //
 //===----------------------------------------------------------------------===//
 
@@ -12,6 +14,7 @@
 
 #include "cuda/Device.h"
 #include "cuda/Gemm.h"
+#include "cuda/SendStaging.h"
 
 #include <cudnn.h>
 
@@ -26,12 +29,23 @@ namespace weft::rt::cuda {
 class NcclMesh;
 
 /// Everything kernels need from the program's device. Created once when a
-/// CUDA model is created (so that a run allocates nothing) and attached to
-/// its context. Kernels queue their work on `stream` and never synchronize:
-/// the model synchronizes once after the run.
+/// CUDA model is created (so that a run allocates nothing but the staging
+/// of its sends, at their first run) and attached to its context. Kernels
+/// queue their work on `stream` and never synchronize: the model waits for
+/// both streams once after the run (synchronizeDeviceState).
 struct DeviceState {
   DeviceInfo info;
+  /// The compute stream: every kernel, copy and collective.
   Stream stream;
+  /// SEND and RECV between pipeline stages, joined to `stream` by
+  /// `handoff`, `arrived` and the staging's events (NcclTransfer.h). Idle
+  /// where NCCL cannot order it against the collectives (NcclMesh::
+  /// transferStream).
+  Stream transferStream;
+  Event handoff;
+  Event arrived;
+  /// The SEND ops' staging buffers; read by the transfer stream.
+  SendStaging sendStaging;
   /// Bound to `stream`, CUBLAS_DEFAULT_MATH (no TF32 for f32).
   CublasHandle cublas;
   /// Bound to `stream`; null until the first kernel that needs cuDNN
@@ -58,12 +72,18 @@ struct DeviceState {
 inline constexpr size_t kDefaultWorkspaceBytes = size_t(64) << 20;
 
 /// Opens GPU `ordinal` (openDevice: fails with WEFT_RT_DEVICE_UNAVAILABLE
-/// and a clear message without a usable one), creates the stream and the
-/// cuBLAS handle and allocates `workspaceBytes` of scratch.
+/// and a clear message without a usable one), creates the streams, their
+/// events and the cuBLAS handle and allocates `workspaceBytes` of scratch.
+/// On failure *out_state is left as it was: what was made is freed.
 weft_rt_status createDeviceState(weft_rt_context *ctx, int ordinal,
                                  const std::vector<int> &architectures,
                                  size_t workspaceBytes,
                                  std::unique_ptr<DeviceState> *out_state);
+
+/// Waits for both streams (the transfer stream's sends too), even when the
+/// first fails, and reports the first failure. A stream never created is
+/// not waited for.
+weft_rt_status synchronizeDeviceState(weft_rt_context *ctx, DeviceState &state);
 
 /// The state of the CUDA program running with ctx. When none is attached
 /// (a kernel called outside a CUDA model), fails ctx with WEFT_RT_INTERNAL,

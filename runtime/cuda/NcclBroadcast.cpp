@@ -10,6 +10,17 @@
 // stream, and the two ends of a chunk's hop are in the same step. Neither
 // has run on a GPU yet (docs/Runtime.md).
 //
+// Both run on the compute stream, not on SEND's and RECV's transfer stream
+// (NcclTransfer.h): every rank but the root receives into `out`, which the
+// next kernels read, and a relay forwards from it, so the compute stream
+// would wait for nearly the whole broadcast anyway; only the root's part
+// could overlap. And a chain over the world shares the world's
+// communicator with SEND and RECV, whose kernels NCCL runs one after
+// another in their launch order whatever their streams: such a chain waits
+// for the sends launched before it on either stream. It stays in the one
+// global order of a pipeline's operations, so this costs overlap, not
+// safety.
+//
 //===----------------------------------------------------------------------===//
 
 #include "comm/CollectiveParams.h"

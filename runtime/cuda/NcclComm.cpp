@@ -5,14 +5,14 @@
 // ranks agreeing over MPI after every step so that one failing rank cannot
 // leave the others waiting, and the world into the broadcast groups' (every
 // rank splits every group). SEND and RECV are ncclSend and ncclRecv on the
-// world's communicator, BROADCAST NcclBroadcast.cpp's.
-// weft_rt_cuda_collective
-// checks the parameter block exactly as weft_rt_collective does (the shared
-// comm/CollectiveParams.h), then runs it on the program's stream: NCCL's own
+// world's communicator, on the transfer stream (NcclTransfer.h), BROADCAST
+// NcclBroadcast.cpp's. weft_rt_cuda_collective checks the parameter block
+// exactly as weft_rt_collective does (the shared comm/CollectiveParams.h),
+// then runs the collectives on the program's compute stream: NCCL's own
 // collective where the blocks are even and in order, else grouped
 // broadcasts, reduces or sends and receives through the state's workspace,
-// packed and unpacked with cudaMemcpy2DAsync. Nothing here synchronizes or
-// allocates device memory.
+// packed and unpacked with cudaMemcpy2DAsync. Nothing here synchronizes;
+// only a SEND op's first call allocates device memory (its staging).
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +22,11 @@
 #include "cuda/CudaStatus.h"
 #include "cuda/DeviceState.h"
 #include "cuda/NcclId.h"
+#include "cuda/NcclTransfer.h"
 #include "weft_rt_cuda.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 using namespace weft::rt;
@@ -58,6 +60,7 @@ static weft_rt_status agree(weft_rt_context *ctx, MPI_Comm world,
 
 weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
                                 cudaStream_t stream,
+                                cudaStream_t transferStream,
                                 std::unique_ptr<NcclMesh> *out) {
   if (!ctx)
     return WEFT_RT_INVALID_ARGUMENT;
@@ -76,6 +79,27 @@ weft_rt_status NcclMesh::create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
   mesh->worldRank = mpiComm->rank;
   mesh->worldSize = mpiComm->size;
   mesh->collectiveStream = stream;
+  // Before NCCL's first call: NCCL reads NCCL_LAUNCH_ORDER_IMPLICIT once, at
+  // its first kernel launch. Where it is unset, this is the process's first
+  // mesh and NCCL has no threads of its own yet that could read the
+  // environment while it changes (Weft is taken to be the process's only
+  // user of NCCL). Every mesh sets it, also one without transfers: a mesh
+  // made later in the process may have them, and NCCL would not read it
+  // again; with one stream it changes nothing but adds a wait per launch.
+  // Every rank decides alone: ranks that decide differently still start
+  // their kernels in their hosts' launch order, which is the one global
+  // order, so nothing is exchanged.
+  int ncclVersion = 0;
+  if (ncclGetVersion(&ncclVersion) != ncclSuccess)
+    ncclVersion = 0;
+  TransferStreamChoice choice = chooseTransferStream(
+      ncclVersion, std::getenv("NCCL_LAUNCH_ORDER_IMPLICIT"));
+  if (choice.setLaunchOrder)
+    setenv("NCCL_LAUNCH_ORDER_IMPLICIT", "1", /*overwrite=*/0);
+  if (choice.ownStream && !transferStream)
+    choice = {false, false, "the device state has no transfer stream"};
+  mesh->transfers = choice.ownStream ? transferStream : stream;
+  mesh->transfersReason = choice.reason;
   size_t numAxes = mesh->meshDims.size();
   mesh->groups.assign(size_t(1) << numAxes, nullptr);
   MPI_Comm world = mpiComm->world;
@@ -650,16 +674,18 @@ static weft_rt_status runOnNccl(weft_rt_context *ctx, DeviceState &state,
   return WEFT_RT_OK;
 }
 
-/// Runs a parsed SEND or RECV on the world's communicator, on the program's
-/// stream: the kernels before it produce what a send reads, those after it
-/// read what a receive wrote, and only the generated code knows when a
-/// buffer is reused, so a stream of its own would have to be joined back
-/// before the next kernel anyway. NCCL has no tags: the transfers of one
-/// pair match in the order both sides issue them (the tag is checked, not
-/// used), and a receive cannot see the sender's count, so counts that
-/// differ are the caller's bug (MPI's backend reports them).
+/// Runs a parsed SEND or RECV of the op named by `params` on the world's
+/// communicator. On the transfer stream (NcclTransfer.h) where NCCL orders
+/// the kernels of its communicators by their launch; else on the compute
+/// stream, in program order, where a send reads `in` before later kernels
+/// overwrite it and later kernels read what a receive wrote. NCCL has no
+/// tags: the transfers of one pair match in the order both sides issue
+/// them (the tag is checked, not used), and a receive cannot see the
+/// sender's count, so counts that differ are the caller's bug (MPI's
+/// backend reports them).
 static weft_rt_status runTransferOnNccl(weft_rt_context *ctx,
                                         DeviceState &state, NcclMesh &nccl,
+                                        const int64_t *params,
                                         const Collective &c, const void *in,
                                         void *out) {
   const char *name = collectiveKindName(c.kind);
@@ -674,15 +700,44 @@ static weft_rt_status runTransferOnNccl(weft_rt_context *ctx,
     return WEFT_RT_OK;
   size_t bytes = static_cast<size_t>(c.count) * c.elemBytes;
   int peer = static_cast<int>(c.peer);
-  WEFT_NCCL_RUN(ncclGroupStart());
-  if (c.kind == WEFT_RT_SEND)
-    WEFT_NCCL_IN_GROUP(
-        ncclSend(in, bytes, ncclUint8, peer, nccl.worldComm(), stream));
-  else
-    WEFT_NCCL_IN_GROUP(
-        ncclRecv(out, bytes, ncclUint8, peer, nccl.worldComm(), stream));
-  WEFT_NCCL_RUN(ncclGroupEnd());
-  return WEFT_RT_OK;
+  if (nccl.transferStream() == stream) {
+    WEFT_NCCL_RUN(ncclGroupStart());
+    if (c.kind == WEFT_RT_SEND)
+      WEFT_NCCL_IN_GROUP(
+          ncclSend(in, bytes, ncclUint8, peer, nccl.worldComm(), stream));
+    else
+      WEFT_NCCL_IN_GROUP(
+          ncclRecv(out, bytes, ncclUint8, peer, nccl.worldComm(), stream));
+    WEFT_NCCL_RUN(ncclGroupEnd());
+    return WEFT_RT_OK;
+  }
+  if (nccl.transferStream() != state.transferStream.get() ||
+      !state.handoff.get() || !state.arrived.get())
+    return weft_rt_fail(ctx, WEFT_RT_INTERNAL,
+                        "%s %s: the NCCL communicators were created for "
+                        "another transfer stream than the device state's",
+                        kNames.function, name);
+  TransferLane lane;
+  lane.compute = stream;
+  lane.transfer = state.transferStream.get();
+  lane.handoff = state.handoff.get();
+  lane.arrived = state.arrived.get();
+  lane.comm = nccl.worldComm();
+  static const TransferApi api = realTransferApi();
+  bool ncclFailed = false;
+  weft_rt_status status;
+  if (c.kind == WEFT_RT_SEND) {
+    SendSlot *slot = nullptr;
+    if (weft_rt_status staged =
+            state.sendStaging.slotFor(ctx, params, bytes, &slot))
+      return staged;
+    status = stagedSend(ctx, api, lane, *slot, in, bytes, peer, &ncclFailed);
+  } else {
+    status = orderedRecv(ctx, api, lane, out, bytes, peer, &ncclFailed);
+  }
+  if (ncclFailed)
+    nccl.markBroken();
+  return status;
 }
 
 weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
@@ -711,7 +766,7 @@ weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
   if (weft_rt_status status = checkCollectiveBuffers(ctx, kNames, c, in, out))
     return status;
   if (isTransfer(c.kind))
-    return runTransferOnNccl(ctx, *state, *nccl, c, in, out);
+    return runTransferOnNccl(ctx, *state, *nccl, params, c, in, out);
   if (c.kind == WEFT_RT_BROADCAST)
     return runBroadcastOnNccl(ctx, *state, *nccl, c, in, out);
   if (c.groupSize == 1 || c.kind == WEFT_RT_LOCAL_SLICE)

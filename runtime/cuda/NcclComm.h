@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace weft::rt {
@@ -50,9 +51,13 @@ public:
   /// makes every rank fail (the others with WEFT_RT_COMM_ERROR naming it)
   /// rather than wait. `stream` is the stream the collectives will run
   /// on (the program's DeviceState::stream); weft_rt_cuda_collective checks
-  /// that it is the state's. The caller owns *out.
+  /// that it is the state's. `transferStream` (DeviceState::transferStream;
+  /// may be null) is where SEND and RECV run if NCCL can order its kernels
+  /// against the collectives' (chooseTransferStream in NcclTransfer.h):
+  /// decided before any NCCL call, where NCCL_LAUNCH_ORDER_IMPLICIT is also
+  /// set to 1 if unset. The caller owns *out.
   static weft_rt_status create(weft_rt_context *ctx, weft_rt_comm *mpiComm,
-                               cudaStream_t stream,
+                               cudaStream_t stream, cudaStream_t transferStream,
                                std::unique_ptr<NcclMesh> *out);
 
   NcclMesh(const NcclMesh &) = delete;
@@ -70,6 +75,11 @@ public:
   /// The world's communicator, ranked by world rank: SEND and RECV.
   ncclComm_t worldComm() const { return world; }
   cudaStream_t stream() const { return collectiveStream; }
+  /// Where SEND and RECV run: the transfer stream given to create, or the
+  /// collectives' stream where NCCL cannot order two streams' kernels
+  /// (then transferStreamReason() says why).
+  cudaStream_t transferStream() const { return transfers; }
+  const std::string &transferStreamReason() const { return transfersReason; }
   /// The communicator of the group of axes bitmask `mask` (1 to
   /// 2^axes - 1), ranked like weft_rt_comm::groups[mask].
   ncclComm_t group(size_t mask) const { return groups[mask]; }
@@ -100,6 +110,8 @@ private:
   int worldRank = 0;
   int worldSize = 1;
   cudaStream_t collectiveStream = nullptr;
+  cudaStream_t transfers = nullptr;
+  std::string transfersReason;
   ncclComm_t world = nullptr;
   /// This process's mesh, ranked by mesh position: `world` itself when the
   /// mesh spans the world (then not owned apart from it).
@@ -115,7 +127,7 @@ private:
   std::unique_ptr<NcclWatchdog> watchdog;
 };
 
-/// Runs a parsed BROADCAST on `nccl`, on the state's stream
+/// Runs a parsed BROADCAST on `nccl`, on the state's compute stream
 /// (NcclBroadcast.cpp).
 weft_rt_status runBroadcastOnNccl(weft_rt_context *ctx, DeviceState &state,
                                   NcclMesh &nccl, const Collective &c,

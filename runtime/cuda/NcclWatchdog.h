@@ -8,6 +8,10 @@
 // the failure detector's thread polls: on the first error it reports which
 // communicator failed and why, and its abort hook aborts every
 // communicator, so that the main thread's waits end with an error.
+// It watches communicators, not streams: SEND and RECV on the transfer
+// stream are operations of the world's communicator, watched as the
+// others, and an abort ends NCCL's kernels on either stream, so that the
+// model's wait for both streams (synchronizeDeviceState) returns.
 //
 // NCCL is reached through NcclApi, so that tests can stand in for it
 // without a GPU.

@@ -71,12 +71,18 @@ weft_rt_status weft_rt_cuda_copy2d(weft_rt_context *ctx, const int64_t *params,
                                    const void *src, void *dst);
 
 /* Collectives on NCCL (runtime/cuda/NcclComm.cpp): weft_rt_collective's
-   parameter block on device buffers, over the mesh's NCCL communicators.
-   SEND and RECV are ncclSend and ncclRecv over the world's, on the
-   program's stream; NCCL has no tags, so the transfers of one pair of
-   ranks match in the order both issue them (the tag is checked, not used),
-   a receive cannot check the sender's count, and empty ones are skipped on
-   both sides. */
+   parameter block on device buffers, over the mesh's NCCL communicators,
+   on the program's stream. SEND and RECV are ncclSend and ncclRecv over the
+   world's, on a transfer stream of their own (runtime/cuda/NcclTransfer.h)
+   where NCCL can order it (2.26 and later): a SEND copies `in` on the
+   program's stream into a device buffer of its op (allocated at its first
+   call) and sends from there, so `in` may be overwritten by the next
+   kernels while the data travels; the program's stream waits on the
+   device for a RECV's data before its next kernels. With an older NCCL, or
+   NCCL_LAUNCH_ORDER_IMPLICIT=0, both run on the program's stream. NCCL has
+   no tags, so the transfers of one pair of ranks match in the order both
+   issue them (the tag is checked, not used), a receive cannot check the
+   sender's count, and empty ones are skipped on both sides. */
 weft_rt_status weft_rt_cuda_collective(weft_rt_context *ctx,
                                        const int64_t *params, const void *in,
                                        void *out);

@@ -10,10 +10,12 @@
 #include "cuda/Device.h"
 #include "CudaTestSupport.h"
 #include "cuda/CudaStatus.h"
+#include "cuda/DeviceState.h"
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -123,6 +125,67 @@ TEST(CudaDevice, OrdinalBeyondDevices) {
   if (gpuPresent()) {
     EXPECT_TRUE(contains(message, "device 1000 was asked for")) << message;
   }
+}
+
+// Tests the events that order the compute and transfer streams:
+// unavailable without a GPU, holding nothing; made once with one.
+TEST(CudaDevice, Events) {
+  auto ctx = makeContext();
+  Event event;
+  if (!gpuPresent()) {
+    EXPECT_EQ(event.create(ctx.get()), WEFT_RT_DEVICE_UNAVAILABLE);
+    EXPECT_EQ(event.get(), nullptr);
+    EXPECT_TRUE(
+        contains(weft_rt_context_error(ctx.get()), "cudaEventCreateWithFlags"))
+        << weft_rt_context_error(ctx.get());
+    return;
+  }
+  DeviceInfo info;
+  ASSERT_EQ(openDevice(ctx.get(), 0, {80}, &info), WEFT_RT_OK)
+      << weft_rt_context_error(ctx.get());
+  ASSERT_EQ(event.create(ctx.get()), WEFT_RT_OK)
+      << weft_rt_context_error(ctx.get());
+  EXPECT_NE(event.get(), nullptr);
+  EXPECT_EQ(event.create(ctx.get()), WEFT_RT_INTERNAL);
+}
+
+// Tests that a device state is made whole or not at all: without a GPU
+// createDeviceState fails as openDevice does and hands back nothing; with
+// one, the state has its two streams and their events.
+TEST(CudaDeviceState, CreatedWholeOrNotAtAll) {
+  auto ctx = makeContext();
+  std::unique_ptr<DeviceState> state;
+  weft_rt_status status = createDeviceState(ctx.get(), 0, kArchitectures,
+                                            kDefaultWorkspaceBytes, &state);
+  if (!gpuPresent()) {
+    EXPECT_EQ(status, WEFT_RT_DEVICE_UNAVAILABLE);
+    EXPECT_EQ(state, nullptr);
+    EXPECT_TRUE(
+        contains(weft_rt_context_error(ctx.get()), "no usable CUDA device"))
+        << weft_rt_context_error(ctx.get());
+    return;
+  }
+  ASSERT_EQ(status, WEFT_RT_OK) << weft_rt_context_error(ctx.get());
+  ASSERT_NE(state, nullptr);
+  EXPECT_NE(state->stream.get(), nullptr);
+  EXPECT_NE(state->transferStream.get(), nullptr);
+  EXPECT_NE(state->stream.get(), state->transferStream.get());
+  EXPECT_NE(state->handoff.get(), nullptr);
+  EXPECT_NE(state->arrived.get(), nullptr);
+  EXPECT_EQ(state->sendStaging.size(), 0u);
+  EXPECT_EQ(synchronizeDeviceState(ctx.get(), *state), WEFT_RT_OK)
+      << weft_rt_context_error(ctx.get());
+}
+
+// Tests that waiting for a state whose streams were never made asks no
+// device (the state of a kernel test without a GPU): a wait on a null
+// stream would fail here without a GPU, and wait for the whole device with
+// one.
+TEST(CudaDeviceState, WaitingForNoStreamsTouchesNoDevice) {
+  auto ctx = makeContext();
+  DeviceState state;
+  EXPECT_EQ(synchronizeDeviceState(ctx.get(), state), WEFT_RT_OK)
+      << weft_rt_context_error(ctx.get());
 }
 
 // Tests the arena's range check, overflow included.

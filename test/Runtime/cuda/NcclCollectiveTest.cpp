@@ -134,11 +134,11 @@ TEST(NcclCollective, CreateNeedsAnMpiCommunicator) {
   ContextPtr ctx = makeContext();
   ASSERT_TRUE(ctx);
   std::unique_ptr<NcclMesh> mesh;
-  EXPECT_EQ(NcclMesh::create(ctx.get(), nullptr, nullptr, &mesh),
+  EXPECT_EQ(NcclMesh::create(ctx.get(), nullptr, nullptr, nullptr, &mesh),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_TRUE(mentions(ctx.get(), "weft_rt_comm_create_mpi"));
   EXPECT_FALSE(mesh);
-  EXPECT_EQ(NcclMesh::create(ctx.get(), nullptr, nullptr, nullptr),
+  EXPECT_EQ(NcclMesh::create(ctx.get(), nullptr, nullptr, nullptr, nullptr),
             WEFT_RT_INTERNAL);
 }
 

@@ -5,7 +5,8 @@
 // GPUs, every rank opens GPU rank % count, creates the NCCL communicators
 // of every mesh of the world's size and runs every collective kind over
 // every ordered subset of axes on device buffers, comparing each output with
-// weft_rt_collective's (MPI) on host copies of the same inputs. Where NCCL
+// weft_rt_collective's (MPI) on host copies of the same inputs, and sends
+// and receives between ranks 0 and 1 on the transfer stream. Where NCCL
 // refuses several ranks on one GPU, every rank must have failed alike and
 // the comparisons are skipped. Failures are counted over all ranks.
 //
@@ -304,6 +305,94 @@ void testSmallWorkspace(Runner &run, const std::vector<int64_t> &dims) {
          weft_rt_context_error(run.ctx));
 }
 
+/// SEND and RECV between world ranks 0 and 1 on the transfer stream, run
+/// twice as two runs of a program would (the second reuses the staging):
+/// rank 0 sends three messages from one buffer that the compute stream
+/// overwrites right after each call; rank 1 receives them and sends the
+/// last back from where it landed. What arrives must be what was sent.
+void testTransfers(Runner &run, NcclMesh &nccl) {
+  if (worldSize < 2)
+    return;
+  EXPECT(nccl.transferStream() == run.state->transferStream.get() ||
+             !nccl.transferStreamReason().empty(),
+         "transfers on another stream than the state's, for no reason");
+  if (worldRank == 0)
+    std::printf("transfers on %s\n", nccl.transferStreamReason().empty()
+                                         ? "their own stream"
+                                         : nccl.transferStreamReason().c_str());
+  if (worldRank > 1)
+    return;
+  constexpr int64_t kCount = 1 << 16;
+  constexpr size_t kBytes = kCount * sizeof(float);
+  // One parameter block per op, as generated code has.
+  int64_t peer = 1 - worldRank;
+  std::vector<std::vector<int64_t>> ops;
+  for (int64_t m = 0; m < 3; ++m)
+    ops.push_back({worldRank == 0 ? WEFT_RT_SEND : WEFT_RT_RECV, WEFT_RT_F32, 0,
+                   peer, m, kCount});
+  std::vector<int64_t> back = {worldRank == 0 ? WEFT_RT_RECV : WEFT_RT_SEND,
+                               WEFT_RT_F32,
+                               0,
+                               peer,
+                               3,
+                               kCount};
+  void *device = nullptr;
+  if (cudaMalloc(&device, 4 * kBytes) != cudaSuccess) {
+    EXPECT(false, "transfers: cudaMalloc failed");
+    return;
+  }
+  auto *buffers = static_cast<char *>(device);
+  cudaStream_t compute = run.state->stream.get();
+  std::vector<std::vector<float>> messages(3, std::vector<float>(kCount));
+  for (int runs = 0; runs < 2; ++runs) {
+    for (int m = 0; m < 3; ++m)
+      for (int64_t i = 0; i < kCount; ++i)
+        messages[m][i] = static_cast<float>(runs * 1000 + m * 100 + i % 97);
+    cudaMemset(device, 0, 4 * kBytes);
+    weft_rt_status status = WEFT_RT_OK;
+    for (int m = 0; m < 3 && status == WEFT_RT_OK; ++m) {
+      if (worldRank == 0) {
+        cudaMemcpyAsync(buffers, messages[m].data(), kBytes,
+                        cudaMemcpyHostToDevice, compute);
+        status =
+            weft_rt_cuda_collective(run.ctx, ops[m].data(), buffers, nullptr);
+        // The next kernel overwrites what was sent at once.
+        cudaMemsetAsync(buffers, 0xEE, kBytes, compute);
+      } else {
+        status = weft_rt_cuda_collective(run.ctx, ops[m].data(), nullptr,
+                                         buffers + m * kBytes);
+      }
+    }
+    if (status == WEFT_RT_OK)
+      status = worldRank == 0
+                   ? weft_rt_cuda_collective(run.ctx, back.data(), nullptr,
+                                             buffers + 3 * kBytes)
+                   : weft_rt_cuda_collective(run.ctx, back.data(),
+                                             buffers + 2 * kBytes, nullptr);
+    EXPECT(status == WEFT_RT_OK, "transfers: %s",
+           weft_rt_context_error(run.ctx));
+    weft_rt_status synced = synchronizeDeviceState(run.ctx, *run.state);
+    EXPECT(synced == WEFT_RT_OK, "transfers: synchronize: %s",
+           weft_rt_context_error(run.ctx));
+    std::vector<float> got(kCount);
+    for (int m = 0; m < 4; ++m) {
+      if ((worldRank == 0) != (m == 3))
+        continue;
+      cudaMemcpy(got.data(), buffers + m * kBytes, kBytes,
+                 cudaMemcpyDeviceToHost);
+      EXPECT(got == messages[m == 3 ? 2 : m],
+             "transfers: run %d: message %d arrived changed", runs, m);
+    }
+  }
+  // One staging buffer per SEND op, kept for the second run.
+  bool own = nccl.transferStream() == run.state->transferStream.get();
+  size_t staged = own ? (worldRank == 0 ? 3u : 1u) : 0u;
+  EXPECT(run.state->sendStaging.size() == staged,
+         "transfers: %zu staging buffers, not %zu",
+         run.state->sendStaging.size(), staged);
+  cudaFree(device);
+}
+
 /// All ranks' statuses, to check that a failure was everybody's.
 std::vector<int> gatherStatuses(weft_rt_status status) {
   std::vector<int> all(worldSize);
@@ -320,7 +409,7 @@ void testWithoutGpu(weft_rt_context *ctx) {
   if (status != WEFT_RT_OK)
     return;
   std::unique_ptr<NcclMesh> mesh;
-  status = NcclMesh::create(ctx, comm, nullptr, &mesh);
+  status = NcclMesh::create(ctx, comm, nullptr, nullptr, &mesh);
   EXPECT(status == WEFT_RT_DEVICE_UNAVAILABLE || status == WEFT_RT_COMM_ERROR,
          "NcclMesh::create without a GPU: status %d: %s", status,
          weft_rt_context_error(ctx));
@@ -359,7 +448,8 @@ void testWithGpus(weft_rt_context *ctx, int gpus) {
     if (status != WEFT_RT_OK)
       return;
     std::unique_ptr<NcclMesh> nccl;
-    status = NcclMesh::create(ctx, comm, state->stream.get(), &nccl);
+    status = NcclMesh::create(ctx, comm, state->stream.get(),
+                              state->transferStream.get(), &nccl);
     std::vector<int> all = gatherStatuses(status);
     if (status != WEFT_RT_OK && gpus < worldSize) {
       // NCCL refuses two ranks on one GPU: everybody must know.
@@ -387,6 +477,8 @@ void testWithGpus(weft_rt_context *ctx, int gpus) {
     int before = checks;
     runCases(run, dims);
     testSmallWorkspace(run, dims);
+    if (dims.size() == 1)
+      testTransfers(run, *nccl);
     if (worldRank == 0)
       std::printf("%s: %d comparisons on rank 0\n", name.c_str(),
                   checks - before);

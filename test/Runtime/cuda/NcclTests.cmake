@@ -33,3 +33,12 @@ target_include_directories(WeftNcclWatchdogTests PRIVATE
   ${PROJECT_SOURCE_DIR}/runtime)
 gtest_discover_tests(WeftNcclWatchdogTests DISCOVERY_TIMEOUT 60
   PROPERTIES LABELS cuda)
+
+# SEND and RECV's transfer stream: the event protocol against a model of
+# CUDA's stream order, the SEND ops' staging against a fake allocator, and
+# the choice of the stream. No GPU needed.
+add_executable(WeftNcclTransferTests NcclTransferTest.cpp)
+target_link_libraries(WeftNcclTransferTests PRIVATE WeftRuntimeCuda
+  GTest::gtest_main)
+gtest_discover_tests(WeftNcclTransferTests DISCOVERY_TIMEOUT 60
+  PROPERTIES LABELS cuda)
