@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace weft::plan;
@@ -44,8 +45,8 @@ static const Cluster &cluster() {
 }
 
 static bool sameSide(const ReshardSide &a, const ReshardSide &b) {
-  return a.mesh.shape == b.mesh.shape && a.mesh.devices == b.mesh.devices &&
-         a.sharding == b.sharding;
+  return a.mesh.name == b.mesh.name && a.mesh.shape == b.mesh.shape &&
+         a.mesh.devices == b.mesh.devices && a.sharding == b.sharding;
 }
 
 /// Counts how often each element of every destination block arrives (kept
@@ -137,9 +138,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       llvm::consumeError(to.takeError());
     return 0;
   }
-  for (const ReshardSide *side : {&*from, &*to}) {
+  // Each side parses back under its own flag, which names its mesh (the
+  // sharding names that mesh too).
+  std::pair<const ReshardSide *, const char *> sides[] = {{&*from, "--from"},
+                                                          {&*to, "--to"}};
+  for (auto [side, flag] : sides) {
     llvm::Expected<ReshardSide> again =
-        parseReshardSide(formatReshardSide(*side), cluster(), rank, "--from");
+        parseReshardSide(formatReshardSide(*side), cluster(), rank, flag);
     if (!again)
       weft::fuzz::reportBug(kTarget, "'" + formatReshardSide(*side) +
                                          "' does not parse back: " +
