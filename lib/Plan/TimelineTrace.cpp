@@ -10,6 +10,7 @@
 #include "weft/Plan/Timeline.h"
 
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
 
 #include <algorithm>
 #include <cmath>
@@ -74,11 +75,48 @@ static int64_t tracePid(const TimelineTrack &track, size_t index) {
   return track.device >= 0 ? track.device : static_cast<int64_t>(index);
 }
 
+/// One complete event ("ph": "X"). Keys go in the order json::Object
+/// prints them (sorted), so that the streamed trace reads as a printed
+/// json::Value would.
+static void writeCompleteEvent(json::OStream &j, StringRef name,
+                               StringRef category, double start,
+                               double seconds, int64_t pid, StringRef kind,
+                               const TimelineEvent &event) {
+  j.object([&] {
+    j.attributeObject("args", [&] {
+      j.attribute("kind", kind);
+      if (event.microbatch >= 0)
+        j.attribute("microbatch", event.microbatch);
+      if (event.stage >= 0)
+        j.attribute("stage", event.stage);
+    });
+    j.attribute("cat", category);
+    j.attribute("dur", seconds * 1e6);
+    j.attribute("name", name);
+    j.attribute("ph", "X");
+    j.attribute("pid", pid);
+    j.attribute("tid", pid);
+    j.attribute("ts", start * 1e6);
+  });
+}
+
+/// A metadata event ("ph": "M") of track `pid`.
+static void writeMetadataEvent(json::OStream &j, StringRef name, int64_t pid,
+                               StringRef argName, json::Value argValue) {
+  j.object([&] {
+    j.attributeObject("args", [&] { j.attribute(argName, argValue); });
+    j.attribute("name", name);
+    j.attribute("ph", "M");
+    j.attribute("pid", pid);
+    j.attribute("tid", pid);
+  });
+}
+
 /// The op events of compute interval `event`: laid end to end from its
 /// start, each as long as its share, scaled so that they fill the interval
 /// exactly (the simulator may have stretched it, e.g. for shared cores).
-static void appendOpEvents(const TimelineEvent &event, int64_t pid,
-                           json::Array &events) {
+static void writeOpEvents(json::OStream &j, const TimelineEvent &event,
+                          int64_t pid) {
   double total = 0;
   for (const TimelineOp &op : *event.ops)
     total += std::max(op.seconds, 0.0);
@@ -87,50 +125,16 @@ static void appendOpEvents(const TimelineEvent &event, int64_t pid,
   double at = event.start;
   for (const TimelineOp &op : *event.ops) {
     double seconds = std::max(op.seconds, 0.0) * scale;
-    json::Object args{{"kind", op.kind}};
-    if (event.stage >= 0)
-      args["stage"] = event.stage;
-    if (event.microbatch >= 0)
-      args["microbatch"] = event.microbatch;
-    events.push_back(json::Object{{"name", op.name},
-                                  {"cat", "op"},
-                                  {"ph", "X"},
-                                  {"ts", at * 1e6},
-                                  {"dur", seconds * 1e6},
-                                  {"pid", pid},
-                                  {"tid", pid},
-                                  {"args", std::move(args)}});
+    writeCompleteEvent(j, op.name, "op", at, seconds, pid, op.kind, event);
     at = std::min(at + seconds, event.end);
   }
 }
 
-json::Value timelineTraceJson(const Timeline &timeline) {
-  json::Array events;
-  // Metadata first: names and order of the tracks.
-  for (size_t t = 0; t < timeline.tracks.size(); ++t) {
-    const TimelineTrack &track = timeline.tracks[t];
-    int64_t pid = tracePid(track, t);
-    std::string process = track.name;
-    if (track.stage >= 0)
-      process += " (stage " + std::to_string(track.stage) + ")";
-    events.push_back(json::Object{{"name", "process_name"},
-                                  {"ph", "M"},
-                                  {"pid", pid},
-                                  {"tid", pid},
-                                  {"args", json::Object{{"name", process}}}});
-    events.push_back(json::Object{
-        {"name", "process_sort_index"},
-        {"ph", "M"},
-        {"pid", pid},
-        {"tid", pid},
-        {"args", json::Object{{"sort_index", static_cast<int64_t>(t)}}}});
-    events.push_back(
-        json::Object{{"name", "thread_name"},
-                     {"ph", "M"},
-                     {"pid", pid},
-                     {"tid", pid},
-                     {"args", json::Object{{"name", track.name}}}});
-  }
+/// Streams the trace: 64 devices' op events are megabytes of JSON, which a
+/// json::Value tree took a fifth of weftc's time to build and print.
+static void streamTimelineTrace(const Timeline &timeline, raw_ostream &os,
+                                unsigned indent) {
+  json::OStream j(os, indent);
   // Every op event or none: a trace with some intervals' ops and not
   // others' would read as ops that did not run.
   int64_t opEvents = 0;
@@ -139,46 +143,68 @@ json::Value timelineTraceJson(const Timeline &timeline) {
       if (event.ops)
         opEvents += static_cast<int64_t>(event.ops->size());
   bool writeOps = opEvents <= kMaxTraceOpEvents;
-  for (size_t t = 0; t < timeline.tracks.size(); ++t) {
-    const TimelineTrack &track = timeline.tracks[t];
-    int64_t pid = tracePid(track, t);
-    for (const TimelineEvent &event : track.events) {
-      json::Object args{{"kind", timelineKindName(event.kind)}};
-      if (event.stage >= 0)
-        args["stage"] = event.stage;
-      if (event.microbatch >= 0)
-        args["microbatch"] = event.microbatch;
-      std::string category = event.category.empty()
-                                 ? timelineKindName(event.kind).str()
-                                 : event.category;
-      events.push_back(json::Object{{"name", event.name},
-                                    {"cat", category},
-                                    {"ph", "X"},
-                                    {"ts", event.start * 1e6},
-                                    {"dur", (event.end - event.start) * 1e6},
-                                    {"pid", pid},
-                                    {"tid", pid},
-                                    {"args", std::move(args)}});
-      if (writeOps && event.ops)
-        appendOpEvents(event, pid, events);
-    }
+  j.object([&] {
+    j.attribute("displayTimeUnit", "ms");
+    j.attributeObject("otherData", [&] {
+      j.attributeArray("notes", [&] {
+        for (const std::string &note : timeline.notes)
+          j.value(note);
+      });
+      if (opEvents > 0)
+        j.attribute("op_events",
+                    writeOps ? std::to_string(opEvents) + " (category \"op\")"
+                             : "left out: " + std::to_string(opEvents) +
+                                   " ops, more than " +
+                                   std::to_string(kMaxTraceOpEvents));
+      j.attribute("title", timeline.title);
+    });
+    j.attributeArray("traceEvents", [&] {
+      // Metadata first: names and order of the tracks.
+      for (size_t t = 0; t < timeline.tracks.size(); ++t) {
+        const TimelineTrack &track = timeline.tracks[t];
+        int64_t pid = tracePid(track, t);
+        std::string process = track.name;
+        if (track.stage >= 0)
+          process += " (stage " + std::to_string(track.stage) + ")";
+        writeMetadataEvent(j, "process_name", pid, "name", process);
+        writeMetadataEvent(j, "process_sort_index", pid, "sort_index",
+                           static_cast<int64_t>(t));
+        writeMetadataEvent(j, "thread_name", pid, "name", track.name);
+      }
+      for (size_t t = 0; t < timeline.tracks.size(); ++t) {
+        const TimelineTrack &track = timeline.tracks[t];
+        int64_t pid = tracePid(track, t);
+        for (const TimelineEvent &event : track.events) {
+          StringRef kind = timelineKindName(event.kind);
+          StringRef category = event.category.empty()
+                                   ? kind
+                                   : StringRef(event.category);
+          writeCompleteEvent(j, event.name, category, event.start,
+                             event.end - event.start, pid, kind, event);
+          if (writeOps && event.ops)
+            writeOpEvents(j, event, pid);
+        }
+      }
+    });
+  });
+}
+
+json::Value timelineTraceJson(const Timeline &timeline) {
+  std::string text;
+  raw_string_ostream os(text);
+  streamTimelineTrace(timeline, os, 0);
+  Expected<json::Value> parsed = json::parse(text);
+  if (!parsed) {
+    // The stream writes valid JSON; a failure here is a bug in it.
+    consumeError(parsed.takeError());
+    return json::Value(nullptr);
   }
-  json::Array notes;
-  for (const std::string &note : timeline.notes)
-    notes.push_back(note);
-  json::Object other{{"title", timeline.title}, {"notes", std::move(notes)}};
-  if (opEvents > 0)
-    other["op_events"] =
-        writeOps ? std::to_string(opEvents) + " (category \"op\")"
-                 : "left out: " + std::to_string(opEvents) + " ops, more than " +
-                       std::to_string(kMaxTraceOpEvents);
-  return json::Object{{"traceEvents", std::move(events)},
-                      {"displayTimeUnit", "ms"},
-                      {"otherData", std::move(other)}};
+  return std::move(*parsed);
 }
 
 void writeTimelineTrace(const Timeline &timeline, raw_ostream &os) {
-  os << formatv("{0:2}", timelineTraceJson(timeline)) << "\n";
+  streamTimelineTrace(timeline, os, 2);
+  os << "\n";
 }
 
 } // namespace weft::plan
