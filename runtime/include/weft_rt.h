@@ -231,7 +231,10 @@ typedef struct weft_rt_tensor_info {
 
 /// Parses `program`'s signature, maps `weights_path` read-only (its size
 /// must match) and allocates the arena. Failures are described in ctx, which
-/// must outlive the model. The caller owns *out_model.
+/// must outlive the model. The caller owns *out_model. A program whose
+/// signature has a `peers` record gets its peer table (in the weights)
+/// installed in ctx, where SEND and RECV find the peers they name by slot,
+/// until the model is destroyed.
 weft_rt_status weft_rt_model_create(weft_rt_context *ctx,
                                     const weft_rt_program *program,
                                     const char *weights_path,
