@@ -332,16 +332,26 @@ int32_t runNothing(weft_rt_context *, weft_rt_byte_buffer *,
   return WEFT_RT_OK;
 }
 
+/// The signature of a stage program of `mesh`'s shape at world ranks
+/// `ranks`, with `weightsBytes` of weights (no inputs or outputs).
+std::string stageSignature(const MeshSpec &mesh,
+                           const std::vector<int32_t> &ranks,
+                           int64_t weightsBytes) {
+  std::string signature = "weft-program 1\narena 0\nweights " +
+                          std::to_string(weightsBytes) + "\nmesh";
+  for (int64_t d : mesh.dims)
+    signature += " " + std::to_string(d);
+  signature += "\npipeline " + std::to_string(worldSize);
+  for (int32_t r : ranks)
+    signature += " " + std::to_string(r);
+  return signature + "\n";
+}
+
 /// weft_rt_model_run accepts a program of this rank's stage and refuses
 /// one of another stage or of no pipeline at all.
 void testModelChecksThePipeline(weft_rt_context *ctx, weft_rt_comm *comm,
                                 const MeshSpec &mesh) {
-  std::string signature = "weft-program 1\narena 0\nweights 0\nmesh";
-  for (int64_t d : mesh.dims)
-    signature += " " + std::to_string(d);
-  signature += "\npipeline " + std::to_string(worldSize);
-  for (int32_t r : mesh.ranks)
-    signature += " " + std::to_string(r);
+  std::string signature = stageSignature(mesh, mesh.ranks, 0);
   weft_rt_program program = {signature.c_str(), runNothing};
   weft_rt_model *model = nullptr;
   EXPECT(weft_rt_model_create(ctx, &program, nullptr, &model) == WEFT_RT_OK,
@@ -355,15 +365,9 @@ void testModelChecksThePipeline(weft_rt_context *ctx, weft_rt_comm *comm,
          "no comm: %s", weft_rt_context_error(ctx));
   weft_rt_model_destroy(model);
   // The same shape at other world ranks: the ranks reversed.
-  std::string other = "weft-program 1\narena 0\nweights 0\nmesh";
-  for (int64_t d : mesh.dims)
-    other += " " + std::to_string(d);
-  other += "\npipeline " + std::to_string(worldSize);
-  bool same = true;
-  for (size_t i = mesh.ranks.size(); i-- > 0;) {
-    other += " " + std::to_string(mesh.ranks[i]);
-    same &= mesh.ranks[i] == mesh.ranks[mesh.ranks.size() - 1 - i];
-  }
+  std::vector<int32_t> reversed(mesh.ranks.rbegin(), mesh.ranks.rend());
+  bool same = reversed == mesh.ranks;
+  std::string other = stageSignature(mesh, reversed, 0);
   if (same)
     return;
   weft_rt_program elsewhere = {other.c_str(), runNothing};
@@ -419,13 +423,8 @@ void testPeerTable(weft_rt_context *ctx, weft_rt_comm *comm,
                         static_cast<ssize_t>(sizeof(weights)),
          "cannot write %s", path);
   close(fd);
-  std::string signature = "weft-program 1\narena 0\nweights 64\nmesh";
-  for (int64_t d : mesh.dims)
-    signature += " " + std::to_string(d);
-  signature += "\npipeline " + std::to_string(worldSize);
-  for (int32_t r : mesh.ranks)
-    signature += " " + std::to_string(r);
-  signature += "\npeers 16 2\n";
+  std::string signature =
+      stageSignature(mesh, mesh.ranks, sizeof(weights)) + "peers 16 2\n";
   weft_rt_program program = {signature.c_str(), runRingThroughPeerTable};
   weft_rt_model *model = nullptr;
   EXPECT(weft_rt_model_create(ctx, &program, path, &model) == WEFT_RT_OK,
