@@ -146,16 +146,33 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &inferred) {
-  auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
-  auto weightType = cast<RankedTensorType>(adaptor.getWeight().getType());
-  Type elementType = inputType.getElementType();
-  if (inputType.getRank() < 3)
+  auto storedInputType = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto storedWeightType =
+      cast<RankedTensorType>(adaptor.getWeight().getType());
+  Type elementType = storedInputType.getElementType();
+  if (storedInputType.getRank() < 3)
     return emitOptionalError(loc, "input must have rank >= 3 (N x C x ",
-                             "spatial), got ", inputType);
-  if (weightType.getRank() != inputType.getRank())
-    return emitOptionalError(loc, "weight ", weightType,
+                             "spatial), got ", storedInputType);
+  if (storedWeightType.getRank() != storedInputType.getRank())
+    return emitOptionalError(loc, "weight ", storedWeightType,
                              " must have the input's rank ",
-                             inputType.getRank());
+                             storedInputType.getRank());
+  // Everything below reasons in channels-first order; a channels-last
+  // result is permuted back at the end.
+  const int64_t rank = storedInputType.getRank();
+  auto inputType =
+      adaptor.getChannelsLastInput()
+          ? RankedTensorType::get(permuteShape(storedInputType.getShape(),
+                                               toChannelsFirstPerm(rank)),
+                                  elementType)
+          : storedInputType;
+  auto weightType =
+      adaptor.getKernelFirstWeight()
+          ? RankedTensorType::get(
+                permuteShape(storedWeightType.getShape(),
+                             toOutputFirstWeightPerm(rank)),
+                storedWeightType.getElementType())
+          : storedWeightType;
   if (weightType.getElementType() != elementType)
     return emitOptionalError(loc, "weight element type ",
                              weightType.getElementType(), " differs from ",
@@ -214,6 +231,8 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return failure();
   SmallVector<int64_t> shape{inputType.getDimSize(0), outChannels};
   llvm::append_range(shape, *sizes);
+  if (adaptor.getChannelsLastResult())
+    shape = permuteShape(shape, toChannelsLastPerm(rank));
   auto resultType = RankedTensorType::get(shape, elementType);
   if (Value addend = adaptor.getAddend())
     if (!areCompatibleTensorTypes(TypeRange(addend.getType()),
@@ -244,9 +263,38 @@ static LogicalResult resolveAutoPad(OpTy op, ArrayRef<int64_t> kernelSizes,
   return success();
 }
 
+ConvDims ConvOp::getDims() {
+  ArrayRef<int64_t> input = getInput().getType().getShape();
+  ArrayRef<int64_t> weight = getWeight().getType().getShape();
+  ArrayRef<int64_t> result = getResult().getType().getShape();
+  const int64_t rank = input.size();
+  ConvDims dims;
+  dims.input = getChannelsLastInput()
+                   ? permuteShape(input, toChannelsFirstPerm(rank))
+                   : SmallVector<int64_t>(input);
+  dims.weight = getKernelFirstWeight()
+                    ? permuteShape(weight, toOutputFirstWeightPerm(rank))
+                    : SmallVector<int64_t>(weight);
+  dims.result = getChannelsLastResult()
+                    ? permuteShape(result, toChannelsFirstPerm(rank))
+                    : SmallVector<int64_t>(result);
+  return dims;
+}
+
 LogicalResult ConvOp::canonicalize(ConvOp op, PatternRewriter &rewriter) {
-  return resolveAutoPad(op, op.getWeight().getType().getShape().drop_front(2),
-                        rewriter);
+  if (op.getAutoPad() == AutoPad::notset)
+    return failure();
+  ConvDims dims = op.getDims();
+  std::optional<SmallVector<int64_t>> pads = ConvOp::getSamePads(
+      dims.inputSpatial(), dims.kernelSpatial(), op.getStrides(),
+      op.getDilations(), op.getAutoPad() == AutoPad::same_upper);
+  if (!pads)
+    return failure();
+  rewriter.modifyOpInPlace(op, [&] {
+    op.setPads(*pads);
+    op.setAutoPad(AutoPad::notset);
+  });
+  return success();
 }
 
 //===----------------------------------------------------------------------===//

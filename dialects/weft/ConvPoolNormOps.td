@@ -53,6 +53,15 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
                 ::llvm::ArrayRef<int64_t> kernelSizes,
                 ::llvm::ArrayRef<int64_t> strides,
                 ::llvm::ArrayRef<int64_t> dilations, bool upper);
+    /// The operands' and the result's sizes in channels-first order
+    /// (N x C x D..., M x C/group x K..., N x M x O...), whatever layout
+    /// the layout attributes give each.
+    ::mlir::weft::ConvDims getDims();
+    /// Whether any tensor is stored in other than its default layout.
+    bool hasNonDefaultLayout() {
+      return getChannelsLastInput() || getChannelsLastResult() ||
+             getKernelFirstWeight();
+    }
   }]> {
   let summary = "N-dimensional grouped convolution with optional bias";
   let description = [{
@@ -122,6 +131,25 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
             : (tensor<1x32x112x112xf32>, tensor<32x1x3x3xf32>,
                tensor<32xf32>) -> tensor<1x32x112x112xf32>
     ```
+
+    **Layouts.** By default every tensor is channels-first, as ONNX has
+    them. Three unit attributes change that, each for one tensor; codegen
+    sets them (`weft-conv-channels-last`) so that a chain of convolutions
+    runs without transposes between them; the importer never does:
+    - `channels_last_input`: `input` is N x D1 x ... x Dn x C;
+    - `channels_last_result`: the result, and `addend`, are
+      N x (output sizes) x M;
+    - `kernel_first_weight`: `weight` is K1 x ... x Kn x C/group x M.
+    The convolution computed is the same; only where each element is
+    stored changes.
+
+    ```mlir
+    %d = weft.conv %e, %w, %b strides [2, 2] pads [1, 1, 1, 1]
+           dilations [1, 1] group 144 clamp_min 0.0 clamp_max 6.0
+           channels_last_input channels_last_result kernel_first_weight
+           : (tensor<1x56x56x144xf32>, tensor<3x3x1x144xf32>,
+              tensor<144xf32>) -> tensor<1x28x28x144xf32>
+    ```
   }];
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
                        Optional<Weft_FloatTensor>:$bias,
@@ -132,13 +160,19 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
                        DefaultValuedAttr<Weft_AutoPad,
                            "::mlir::weft::AutoPad::notset">:$auto_pad,
                        OptionalAttr<F64Attr>:$clamp_min,
-                       OptionalAttr<F64Attr>:$clamp_max);
+                       OptionalAttr<F64Attr>:$clamp_max,
+                       UnitAttr:$channels_last_input,
+                       UnitAttr:$channels_last_result,
+                       UnitAttr:$kernel_first_weight);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`addend` $addend^)? `strides` $strides
     `pads` $pads
     `dilations` $dilations (`group` $group^)? (`auto_pad` $auto_pad^)?
-    (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)? attr-dict `:`
+    (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)?
+    (`channels_last_input` $channels_last_input^)?
+    (`channels_last_result` $channels_last_result^)?
+    (`kernel_first_weight` $kernel_first_weight^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasCanonicalizeMethod = 1;

@@ -7,6 +7,7 @@
 #ifndef WEFT_DIALECT_WEFT_WEFTOPS_H
 #define WEFT_DIALECT_WEFT_WEFTOPS_H
 
+#include "weft/ConvLayout.h"
 #include "weft/WeftDialect.h"
 #include "weft/WeftTypeUtils.h"
 

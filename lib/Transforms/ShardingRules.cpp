@@ -226,6 +226,10 @@ static std::optional<LoopSpace> einsum(EinsumOp op) {
 /// clamped before they are added; spatial dimensions stay whole (halos are
 /// not modelled).
 static std::optional<LoopSpace> conv(ConvOp op) {
+  // Codegen chooses other layouts (weft-conv-channels-last) after sharding;
+  // a convolution that has them already is not split.
+  if (op.hasNonDefaultLayout())
+    return std::nullopt;
   ArrayRef<int64_t> x = shapeOf(op.getInput()), w = shapeOf(op.getWeight());
   ArrayRef<int64_t> y = shapeOf(op.getResult());
   SpaceBuilder b;
@@ -708,11 +712,11 @@ plan::KernelClass mlir::weft::kernelClassOf(Operation *op) {
   auto conv = dyn_cast<ConvOp>(op);
   if (!conv)
     return plan::KernelClass::Generic;
-  // Weight: M x C/group x K1 x ... x Kn.
-  auto weight = cast<RankedTensorType>(conv.getWeight().getType());
-  if (weight.getRank() >= 2 && weight.getDimSize(1) == 1 && conv.getGroup() > 1)
+  // Weight: M x C/group x K1 x ... x Kn, whatever its layout.
+  ConvDims dims = conv.getDims();
+  if (dims.weight.size() >= 2 && dims.weight[1] == 1 && conv.getGroup() > 1)
     return plan::KernelClass::DepthwiseConv;
-  ArrayRef<int64_t> window = weight.getShape().drop_front(2);
+  ArrayRef<int64_t> window = dims.kernelSpatial();
   if (llvm::all_of(window, [](int64_t size) { return size == 1; }))
     return plan::KernelClass::PointwiseConv;
   auto ones = [](ArrayRef<int64_t> values) {

@@ -20,6 +20,18 @@ func.func @conv_same_lower_dilated(%x: tensor<1x3x8x8xf32>, %w: tensor<4x3x3x3xf
   return %0 : tensor<1x4x8x4xf32>
 }
 
+// Tests that SAME padding of a channels-last convolution reads the spatial
+// sizes of its channels-last input and kernel-first weight (8x6 input, 3x1
+// kernel: pads [1, 0, 1, 0]; read channels-first they would be wrong).
+// CHECK-LABEL: func.func @conv_same_channels_last
+// CHECK: weft.conv %{{.*}}, %{{.*}} strides [1, 1] pads [1, 0, 1, 0] dilations [1, 1] channels_last_input channels_last_result kernel_first_weight :
+func.func @conv_same_channels_last(%x: tensor<1x8x6x3xf32>, %w: tensor<3x1x3x4xf32>) -> tensor<1x8x6x4xf32> {
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] auto_pad same_upper
+         channels_last_input channels_last_result kernel_first_weight
+         : (tensor<1x8x6x3xf32>, tensor<3x1x3x4xf32>) -> tensor<1x8x6x4xf32>
+  return %0 : tensor<1x8x6x4xf32>
+}
+
 // Tests that auto_pad stays while a spatial size is dynamic.
 // CHECK-LABEL: func.func @conv_same_dynamic
 // CHECK: weft.conv %{{.*}}, %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] auto_pad same_upper :

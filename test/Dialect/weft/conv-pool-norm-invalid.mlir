@@ -386,3 +386,45 @@ func.func @pool_overflow(%x: tensor<1x3x8xf32>) {
   %0 = weft.pool max %x kernel_shape [3] strides [1] pads [0, 0] dilations [9223372036854775807] : tensor<1x3x8xf32> -> tensor<1x3x1xf32>
   return
 }
+
+// -----
+
+// Tests that a channels-last input's channels are its last dimension: 9
+// channels here, where the weight expects 8.
+func.func @conv_channels_last_input(%x: tensor<1x8x9x9xf32>, %w: tensor<4x8x1x1xf32>) {
+  // expected-error @+2 {{input has 9 channels but weight expects 8 per group times group 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input : (tensor<1x8x9x9xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x9x8xf32>
+  return
+}
+
+// -----
+
+// Tests that a channels-last result's type is N x H x W x M.
+func.func @conv_channels_last_result(%x: tensor<1x8x9x9xf32>, %w: tensor<4x8x1x1xf32>) {
+  // expected-error @+2 {{'weft.conv' op inferred type(s) 'tensor<1x9x9x4xf32>' are incompatible with return type(s) of operation 'tensor<1x4x9x9xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_result : (tensor<1x8x9x9xf32>, tensor<4x8x1x1xf32>) -> tensor<1x4x9x9xf32>
+  return
+}
+
+// -----
+
+// Tests that the addend has the layout of the result.
+func.func @conv_channels_last_addend(%x: tensor<1x8x9x9xf32>, %w: tensor<4x8x1x1xf32>, %a: tensor<1x4x9x9xf32>) {
+  // expected-error @+2 {{addend 'tensor<1x4x9x9xf32>' must have the result's type 'tensor<1x9x9x4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w addend %a strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_result : (tensor<1x8x9x9xf32>, tensor<4x8x1x1xf32>, tensor<1x4x9x9xf32>) -> tensor<1x9x9x4xf32>
+  return
+}
+
+// -----
+
+// Tests that a kernel-first weight is K x K x C/group x M: read as such,
+// 3x3x8x4 is a 3x3 kernel over 8 channels, which a 4-channel input lacks.
+func.func @conv_kernel_first(%x: tensor<1x4x9x9xf32>, %w: tensor<3x3x8x4xf32>) {
+  // expected-error @+2 {{input has 4 channels but weight expects 8 per group times group 1}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] kernel_first_weight : (tensor<1x4x9x9xf32>, tensor<3x3x8x4xf32>) -> tensor<1x4x7x7xf32>
+  return
+}

@@ -137,3 +137,25 @@ func.func @conv_clamp(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> (tens
   %1 = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 4 clamp_min 0.0 : (tensor<1x4x8x8xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x8x8xf32>
   return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
+
+// Tests the layout attributes: a channels-last input and result and a
+// kernel-first weight round-trip, and the result type follows them.
+// CHECK-LABEL: func.func @conv_channels_last
+// CHECK: weft.conv %{{.*}}, %{{.*}}, %{{.*}} strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1] group 8 channels_last_input channels_last_result kernel_first_weight : (tensor<1x9x9x8xf32>, tensor<3x3x1x8xf32>, tensor<8xf32>) -> tensor<1x5x5x8xf32>
+// CHECK: weft.conv %{{.*}}, %{{.*}} addend %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input kernel_first_weight : (tensor<1x5x5x8xf32>, tensor<1x1x8x4xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+// CHECK: weft.conv %{{.*}}, %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_result : (tensor<1x4x5x5xf32>, tensor<6x4x1x1xf32>) -> tensor<1x5x5x6xf32>
+func.func @conv_channels_last(%x: tensor<1x9x9x8xf32>, %w: tensor<3x3x1x8xf32>,
+                              %b: tensor<8xf32>, %p: tensor<1x1x8x4xf32>,
+                              %skip: tensor<1x4x5x5xf32>,
+                              %e: tensor<6x4x1x1xf32>) -> tensor<1x5x5x6xf32> {
+  %0 = weft.conv %x, %w, %b strides [2, 2] pads [1, 1, 1, 1] dilations [1, 1]
+         group 8 channels_last_input channels_last_result kernel_first_weight
+         : (tensor<1x9x9x8xf32>, tensor<3x3x1x8xf32>, tensor<8xf32>) -> tensor<1x5x5x8xf32>
+  %1 = weft.conv %0, %p addend %skip strides [1, 1] pads [0, 0, 0, 0]
+         dilations [1, 1] channels_last_input kernel_first_weight
+         : (tensor<1x5x5x8xf32>, tensor<1x1x8x4xf32>, tensor<1x4x5x5xf32>) -> tensor<1x4x5x5xf32>
+  %2 = weft.conv %1, %e strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         channels_last_result
+         : (tensor<1x4x5x5xf32>, tensor<6x4x1x1xf32>) -> tensor<1x5x5x6xf32>
+  return %2 : tensor<1x5x5x6xf32>
+}

@@ -1,0 +1,57 @@
+//===- ConvLayout.h - weft.conv's tensor layouts ----------------*- C++ -*-===//
+//
+// weft.conv stores each tensor channels-first by default (N x C x D...,
+// M x C/group x K...) and channels-last or kernel-first when its layout
+// attributes say so. These helpers move shapes between the two orders, so
+// that the verifier, the passes and codegen reason in one order.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef WEFT_DIALECT_WEFT_CONVLAYOUT_H
+#define WEFT_DIALECT_WEFT_CONVLAYOUT_H
+
+#include "mlir/Support/LLVM.h"
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace mlir::weft {
+
+/// A convolution's operand and result sizes in channels-first order.
+struct ConvDims {
+  /// N x C x D1 x ... x Dn.
+  SmallVector<int64_t> input;
+  /// M x C/group x K1 x ... x Kn.
+  SmallVector<int64_t> weight;
+  /// N x M x O1 x ... x On.
+  SmallVector<int64_t> result;
+
+  int64_t spatialRank() const { return input.size() - 2; }
+  ArrayRef<int64_t> inputSpatial() const {
+    return ArrayRef<int64_t>(input).drop_front(2);
+  }
+  ArrayRef<int64_t> kernelSpatial() const {
+    return ArrayRef<int64_t>(weight).drop_front(2);
+  }
+  ArrayRef<int64_t> resultSpatial() const {
+    return ArrayRef<int64_t>(result).drop_front(2);
+  }
+};
+
+/// The permutation (as weft.transpose's `perm`: result dimension i is
+/// input dimension perm[i]) from channels-first N x C x D... to
+/// channels-last N x D... x C, for a tensor of `rank` >= 2.
+SmallVector<int64_t> toChannelsLastPerm(int64_t rank);
+/// Its inverse: channels-last to channels-first.
+SmallVector<int64_t> toChannelsFirstPerm(int64_t rank);
+/// From M x C/group x K... to K... x C/group x M, for a weight of `rank` >=
+/// 2. The inverse is toOutputFirstWeightPerm.
+SmallVector<int64_t> toKernelFirstWeightPerm(int64_t rank);
+SmallVector<int64_t> toOutputFirstWeightPerm(int64_t rank);
+
+/// `shape` permuted by `perm` (result dimension i is shape[perm[i]]).
+SmallVector<int64_t> permuteShape(ArrayRef<int64_t> shape,
+                                  ArrayRef<int64_t> perm);
+
+} // namespace mlir::weft
+
+#endif // WEFT_DIALECT_WEFT_CONVLAYOUT_H
