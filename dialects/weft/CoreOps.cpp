@@ -41,11 +41,39 @@ OpFoldResult ConstantOp::fold(FoldAdaptor) { return getValue(); }
 // WeightOp
 //===----------------------------------------------------------------------===//
 
+SmallVector<int64_t> WeightOp::getUnpermutedShape() {
+  ArrayRef<int64_t> shape = getType().getShape();
+  std::optional<ArrayRef<int64_t>> perm = getPerm();
+  if (!perm)
+    return SmallVector<int64_t>(shape);
+  SmallVector<int64_t> unpermuted(shape.size());
+  for (auto [i, source] : llvm::enumerate(*perm))
+    unpermuted[source] = shape[i];
+  return unpermuted;
+}
+
 LogicalResult WeightOp::verify() {
-  RankedTensorType type = getType();
-  if (!type.hasStaticShape())
+  RankedTensorType resultType = getType();
+  if (!resultType.hasStaticShape())
     return emitOpError("weight '")
-           << getName() << "' must have a static shape, got " << type;
+           << getName() << "' must have a static shape, got " << resultType;
+  if (std::optional<ArrayRef<int64_t>> perm = getPerm()) {
+    SmallVector<bool> seen(resultType.getRank(), false);
+    bool valid = perm->size() == seen.size();
+    for (int64_t d : *perm) {
+      valid = valid && d >= 0 && d < resultType.getRank() && !seen[d];
+      if (valid)
+        seen[d] = true;
+    }
+    if (!valid)
+      return emitOpError("weight '")
+             << getName() << "': permuted [" << llvm::interleaved(*perm)
+             << "] is not a permutation of [0, " << resultType.getRank()
+             << ")";
+  }
+  // Below, the block or stored tensor as the file holds it.
+  auto type = RankedTensorType::get(getUnpermutedShape(),
+                                    resultType.getElementType());
   if (static_cast<int64_t>(getOffset()) < 0)
     return emitOpError("weight '")
            << getName() << "' has negative offset "

@@ -59,20 +59,41 @@ def Weft_WeightOp : Op<Weft_Dialect, "weight", [Pure]> {
            : tensor<128x784xf32>
     ```
 
+    With `permuted PERM` the result is the stored tensor (or its block)
+    with its dimensions permuted as `weft.transpose` would (result
+    dimension i is dimension PERM[i]): codegen stores a convolution's
+    weight kernel-first this way (`weft-conv-channels-last`), and the
+    device's weights file holds the permuted bytes, so nothing is permuted
+    at run time.
+
+    ```mlir
+    %w = weft.weight "conv.weight" from "m.onnx" offset 4096 size 36864
+           checksum "0123456789abcdef" permuted [2, 3, 1, 0]
+           : tensor<1x1x96x96xf32>
+    ```
+
     **Constraints:**
     - `offset` >= 0 and `size` equals the number of elements times the
       element size of the stored tensor (the result shape is static);
     - a block lies inside the stored tensor, of the same rank;
+    - `permuted` is a permutation of [0, rank);
     - `checksum` is 16 hex digits.
   }];
   let arguments = (ins StrAttr:$name, StrAttr:$file, I64Attr:$offset,
                        I64Attr:$size, StrAttr:$checksum,
                        OptionalAttr<DenseI64ArrayAttr>:$block_offsets,
-                       OptionalAttr<DenseI64ArrayAttr>:$full_shape);
+                       OptionalAttr<DenseI64ArrayAttr>:$full_shape,
+                       OptionalAttr<DenseI64ArrayAttr>:$perm);
   let results = (outs Weft_Tensor:$result);
   let assemblyFormat = [{
     $name `from` $file `offset` $offset `size` $size `checksum` $checksum
-    (`block` $block_offsets^ `of` $full_shape)? attr-dict `:` type($result)
+    (`block` $block_offsets^ `of` $full_shape)? (`permuted` $perm^)?
+    attr-dict `:` type($result)
+  }];
+  let extraClassDeclaration = [{
+    /// The shape of what is read from the file before `perm` applies: the
+    /// block's, or the stored tensor's.
+    ::llvm::SmallVector<int64_t> getUnpermutedShape();
   }];
   let hasVerifier = 1;
 }

@@ -767,7 +767,9 @@ struct SliceOfWeight : public OpRewritePattern<SliceOp> {
     auto weight = op.getInput().getDefiningOp<WeightOp>();
     RankedTensorType type = op.getType();
     auto inputType = cast<RankedTensorType>(op.getInput().getType());
-    if (!weight || op.getDynamicAxes() || !type.hasStaticShape() ||
+    // A permuted weight (codegen's) is sliced by a kernel.
+    if (!weight || weight.getPerm() || op.getDynamicAxes() ||
+        !type.hasStaticShape() ||
         !inputType.hasStaticShape())
       return failure();
     FailureOr<SliceParams> params =
@@ -798,7 +800,7 @@ struct SliceOfWeight : public OpRewritePattern<SliceOp> {
         rewriter, op.getLoc(), type, weight.getNameAttr(), weight.getFileAttr(),
         weight.getOffsetAttr(), weight.getSizeAttr(), weight.getChecksumAttr(),
         rewriter.getDenseI64ArrayAttr(offsets),
-        rewriter.getDenseI64ArrayAttr(full));
+        rewriter.getDenseI64ArrayAttr(full), /*perm=*/nullptr);
     rewriter.replaceOp(op, block.getResult());
     return success();
   }

@@ -199,6 +199,10 @@ struct WeightOpModel
     auto type = cast<RankedTensorType>(weight.getType());
     if (!type.hasStaticShape())
       return op->emitOpError("has a dynamic shape");
+    if (weight.getPerm())
+      return op->emitOpError("is stored permuted, which the weights file "
+                             "does only once weftc lays weights out "
+                             "(layoutWeights): lay them out before codegen");
     if (weight.getOffset() % kBufferAlignment != 0)
       return op->emitOpError("is not 64-byte aligned in the weights file "
                              "(weftc lays weights out before codegen)");

@@ -46,9 +46,10 @@ WeightsFileLayout mlir::weft::layoutWeights(ModuleOp module,
   std::string dir;
   if (auto attr = module->getAttrOfType<StringAttr>("weft.weights_dir"))
     dir = attr.str();
-  // (source, offset, size, block offsets, block shape) -> offset in the file.
+  // (source, offset, size, block offsets, block shape, permutation) ->
+  // offset in the file.
   using Key = std::tuple<std::string, int64_t, int64_t, std::vector<int64_t>,
-                         std::vector<int64_t>>;
+                         std::vector<int64_t>, std::vector<int64_t>>;
   std::map<Key, int64_t> placed;
   OpBuilder b(module.getContext());
   module.walk([&](WeightOp weight) {
@@ -66,15 +67,22 @@ WeightsFileLayout mlir::weft::layoutWeights(ModuleOp module,
     copy.checksum = weight.getChecksum().str();
     // A block that is the whole stored tensor is a plain weight.
     std::optional<ArrayRef<int64_t>> full = weight.getFullShape();
-    if (full && weight.getBlockOffsets() && *full != type.getShape()) {
+    SmallVector<int64_t> unpermuted = weight.getUnpermutedShape();
+    if (full && weight.getBlockOffsets() &&
+        *full != ArrayRef<int64_t>(unpermuted)) {
       copy.fullShape.assign(full->begin(), full->end());
       copy.blockOffsets.assign(weight.getBlockOffsets()->begin(),
                                weight.getBlockOffsets()->end());
-      copy.blockShape.assign(type.getShape().begin(), type.getShape().end());
+      copy.blockShape.assign(unpermuted.begin(), unpermuted.end());
+      copy.elementBytes = getStorageBytes(type.getElementType());
+    }
+    if (std::optional<ArrayRef<int64_t>> perm = weight.getPerm()) {
+      copy.perm.assign(perm->begin(), perm->end());
+      copy.unpermutedShape.assign(unpermuted.begin(), unpermuted.end());
       copy.elementBytes = getStorageBytes(type.getElementType());
     }
     Key key{copy.sourcePath, copy.sourceOffset, copy.size, copy.blockOffsets,
-            copy.blockShape};
+            copy.blockShape, copy.perm};
     auto [it, inserted] = placed.try_emplace(key, layout.bytes);
     if (inserted) {
       copy.offset = layout.bytes;
@@ -84,10 +92,12 @@ WeightsFileLayout mlir::weft::layoutWeights(ModuleOp module,
     // The op now reads its bytes (only its block) from the device's file.
     weight.setFileAttr(b.getStringAttr(fileName));
     weight.setOffsetAttr(b.getI64IntegerAttr(it->second));
-    if (weight.getFullShape() || weight.getBlockOffsets()) {
+    if (weight.getFullShape() || weight.getBlockOffsets() ||
+        weight.getPerm()) {
       weight.setSizeAttr(b.getI64IntegerAttr(copy.bytes()));
       weight.removeFullShapeAttr();
       weight.removeBlockOffsetsAttr();
+      weight.removePermAttr();
     }
   });
   module->removeAttr("weft.weights_dir");
@@ -110,6 +120,24 @@ static LogicalResult checkBlock(const WeightCopy &copy, Location loc) {
                         << "': the block to copy does not fit its stored "
                            "tensor of "
                         << copy.size << " bytes";
+}
+
+/// Checks a permuted copy's permutation and shape against its bytes.
+static LogicalResult checkPermutation(const WeightCopy &copy, Location loc) {
+  const size_t rank = copy.perm.size();
+  std::vector<bool> seen(rank, false);
+  bool ok = copy.unpermutedShape.size() == rank && copy.elementBytes > 0 &&
+            product(copy.unpermutedShape) * copy.elementBytes == copy.bytes();
+  for (int64_t d : copy.perm) {
+    ok = ok && d >= 0 && static_cast<size_t>(d) < rank && !seen[d];
+    if (ok)
+      seen[d] = true;
+  }
+  if (ok)
+    return success();
+  return emitError(loc) << "weight '" << copy.name
+                        << "': its permutation does not fit its "
+                        << copy.bytes() << " bytes";
 }
 
 /// Calls `write` with the contiguous runs of the block, in row-major order.
@@ -141,6 +169,37 @@ static void forEachBlockRun(const WeightCopy &copy, StringRef stored,
       index[i--] = 0;
     if (i < 0)
       return;
+  }
+}
+
+/// The elements of `bytes` (row-major, copy.unpermutedShape) with their
+/// dimensions permuted by copy.perm, as weft.transpose would.
+static std::string permuteElements(const WeightCopy &copy, StringRef bytes) {
+  ArrayRef<int64_t> shape = copy.unpermutedShape, perm = copy.perm;
+  const int64_t rank = shape.size(), width = copy.elementBytes;
+  SmallVector<int64_t> strides(rank, 1);
+  for (int64_t i = rank - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * shape[i + 1];
+  SmallVector<int64_t> permutedShape, permutedStrides;
+  for (int64_t d : perm) {
+    permutedShape.push_back(shape[d]);
+    permutedStrides.push_back(strides[d]);
+  }
+  std::string out;
+  out.reserve(bytes.size());
+  if (product(shape) == 0)
+    return out;
+  SmallVector<int64_t> index(rank, 0);
+  while (true) {
+    int64_t element = 0;
+    for (int64_t i = 0; i < rank; ++i)
+      element += index[i] * permutedStrides[i];
+    out.append(bytes.data() + element * width, width);
+    int64_t i = rank - 1;
+    while (i >= 0 && ++index[i] == permutedShape[i])
+      index[i--] = 0;
+    if (i < 0)
+      return out;
   }
 }
 
@@ -183,6 +242,8 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
     auto &verified = sources->verified;
     for (const WeightCopy &copy : layout.copies) {
       if (copy.isBlock() && failed(checkBlock(copy, loc)))
+        return abandon();
+      if (!copy.perm.empty() && failed(checkPermutation(copy, loc)))
         return abandon();
       if (copy.offset < written || copy.offset + copy.bytes() > layout.bytes) {
         emitError(loc) << "weight '" << copy.name << "' is laid out at "
@@ -239,10 +300,19 @@ LogicalResult mlir::weft::writeWeightsFile(const WeightsFileLayout &layout,
         }
       }
       pad(copy.offset);
-      if (copy.isBlock())
+      if (!copy.perm.empty()) {
+        std::string unpermuted;
+        if (copy.isBlock())
+          forEachBlockRun(copy, stored,
+                          [&](StringRef run) { unpermuted += run.str(); });
+        else
+          unpermuted = stored.str();
+        emit(permuteElements(copy, unpermuted));
+      } else if (copy.isBlock()) {
         forEachBlockRun(copy, stored, emit);
-      else
+      } else {
         emit(stored);
+      }
     }
     pad(layout.bytes);
     os.close();

@@ -296,6 +296,9 @@ LogicalResult Partitioner::partitionOp(Operation *op) {
     local = *lookup;
   } else if (auto weight = dyn_cast<WeightOp>(op)) {
     TensorSharding sharding = resultSharding(0);
+    if (!sharding.isReplicated() && weight.getPerm())
+      return op->emitOpError("is stored permuted (codegen's form); it cannot "
+                             "be split between devices");
     local = b.clone(*op);
     if (!sharding.isReplicated()) {
       auto type = weight.getType();

@@ -175,6 +175,56 @@ TEST_F(WeightsFileTest, BlocksAreExtractedAndPlacedOnce) {
   EXPECT_FALSE(llvm::sys::fs::exists(out + ".partial"));
 }
 
+// A weight stored permuted (weft-conv-channels-last's kernel-first
+// weights): the file holds the permuted elements, of the whole tensor or of
+// a block, placed apart from the unpermuted ones, and the ops become plain
+// weights of the permuted shape.
+TEST_F(WeightsFileTest, PermutedWeightsAreStoredPermuted) {
+  std::string body =
+      weightA("whole", "", "tensor<4x6xf32>") +
+      weightA("transposed", "permuted [1, 0]", "tensor<6x4xf32>") +
+      weightA("block", "block [1, 2] of [4, 6] permuted [1, 0]",
+              "tensor<3x2xf32>");
+  OwningOpRef<ModuleOp> module = parse(body);
+  ASSERT_TRUE(module);
+  WeightsFileLayout layout = layoutWeights(*module, "dev0.bin");
+  ASSERT_EQ(layout.copies.size(), 3u);
+  module->walk([&](WeightOp w) {
+    EXPECT_FALSE(w.getPerm().has_value());
+    EXPECT_TRUE(succeeded(w.verify()));
+  });
+  std::string out = path("dev0.bin"), sha;
+  ASSERT_TRUE(succeeded(
+      writeWeightsFile(layout, out, UnknownLoc::get(context.get()), sha)));
+  std::string file = readFile(out);
+  std::string expected = llvm::StringRef(bytes).substr(16, 96).str();
+  expected.resize(128, '\0');
+  expected += floats({0, 6, 12, 18, 1, 7, 13, 19, 2, 8, 14, 20,
+                      3, 9, 15, 21, 4, 10, 16, 22, 5, 11, 17, 23});
+  expected.resize(256, '\0');
+  expected += floats({8, 14, 9, 15, 10, 16});
+  expected.resize(layout.bytes, '\0');
+  EXPECT_EQ(file, expected);
+}
+
+// A permutation that is not one, or a block that the permutation puts
+// outside the stored tensor, is refused by the verifier.
+TEST_F(WeightsFileTest, BadPermutationsAreRefused) {
+  std::string message;
+  ScopedDiagnosticHandler handler(context.get(), [&](Diagnostic &d) {
+    message = d.str();
+    return success();
+  });
+  EXPECT_FALSE(parse(weightA("w", "permuted [0, 0]", "tensor<4x6xf32>")));
+  EXPECT_NE(message.find("is not a permutation of [0, 2)"), std::string::npos)
+      << message;
+  // The block is 3x2 before the permutation: rows 2..4 of 4.
+  EXPECT_FALSE(parse(weightA("w", "block [2, 4] of [4, 6] permuted [1, 0]",
+                             "tensor<2x3xf32>")));
+  EXPECT_NE(message.find("is outside the stored [4, 6]"), std::string::npos)
+      << message;
+}
+
 TEST_F(WeightsFileTest, ChangedSourceIsRefusedBeforeExtracting) {
   OwningOpRef<ModuleOp> module =
       parse(weightA("w", "block [0, 3] of [4, 6]", "tensor<4x3xf32>"));

@@ -41,6 +41,11 @@ struct WeightCopy {
   std::vector<int64_t> blockOffsets;
   std::vector<int64_t> blockShape;
   int64_t elementBytes = 0;
+  /// For a weight stored permuted (weft.weight's `permuted`): the
+  /// permutation and the shape it applies to (the block's, or the stored
+  /// tensor's). Empty otherwise. `elementBytes` is set with it.
+  std::vector<int64_t> perm;
+  std::vector<int64_t> unpermutedShape;
 
   /// Bytes the compiler made rather than read from the model (a rank's
   /// peer table): written as they are; `size` is their count, and there is
@@ -68,7 +73,7 @@ struct WeightsFileLayout {
 WeightsFileLayout layoutWeights(ModuleOp module, llvm::StringRef fileName);
 
 /// Writes the file: copies each weight's bytes (for a block, its elements,
-/// row-major) after checking the stored tensor's size and XXH3 checksum
+/// row-major; permuted when the weight says so) after checking the stored tensor's size and XXH3 checksum
 /// against what the importer recorded (a model file changed since import is
 /// an error naming the weight). Writes to a temporary file
 /// renamed at the end, so no half-written file is left. Returns the SHA-256

@@ -423,7 +423,7 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
                                    location.relativePath, location.range.offset,
                                    location.range.size, checksumHex(bytes),
                                    /*block_offsets=*/nullptr,
-                                   /*full_shape=*/nullptr));
+                                   /*full_shape=*/nullptr, /*perm=*/nullptr));
   }
 
   // Data inside the model file: refer to it in place when it is large and
@@ -450,7 +450,7 @@ GraphImporter::materializeInitializer(const onnx::TensorProto &tensor) {
                                      source.fileName, inFile->second.offset,
                                      inFile->second.size, checksumHex(bytes),
                                      /*block_offsets=*/nullptr,
-                                     /*full_shape=*/nullptr));
+                                     /*full_shape=*/nullptr, /*perm=*/nullptr));
   }
   FailureOr<DenseElementsAttr> value =
       convertTensorProto(context, tensor, emitErr);
