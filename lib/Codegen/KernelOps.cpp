@@ -255,18 +255,43 @@ static void windowPads(AutoPad autoPad, ArrayRef<int64_t> pads,
   end.assign(all.begin() + n, all.end());
 }
 
+bool mlir::weft::isChannelsLastConvSupported(ConvOp conv) {
+  ConvDims dims = conv.getDims();
+  if (dims.spatialRank() != 2 ||
+      !conv.getInput().getType().getElementType().isF32())
+    return false;
+  const int64_t group = conv.getGroup();
+  const bool depthwise = group > 1 && dims.weight[1] == 1 &&
+                         dims.input[1] == group && dims.weight[0] == group;
+  if (depthwise)
+    return true;
+  auto allEqual = [](ArrayRef<int64_t> values, int64_t expected) {
+    return llvm::all_of(values, [&](int64_t v) { return v == expected; });
+  };
+  return group == 1 && allEqual(dims.kernelSpatial(), 1) &&
+         allEqual(conv.getStrides(), 1) && allEqual(conv.getPads(), 0) &&
+         conv.getAutoPad() == AutoPad::notset;
+}
+
 static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
                               ValueRange out) {
   FailureOr<int64_t> dtype = requireDType(op, op.getInput(), {"f32"});
   if (failed(dtype))
     return failure();
-  ArrayRef<int64_t> x = shapeOf(op.getInput()), w = shapeOf(op.getWeight());
-  ArrayRef<int64_t> y = shapeOf(op.getResult());
+  // The block describes the convolution in channels-first order and says
+  // in its last word how each tensor is stored.
+  ConvDims dims = op.getDims();
+  ArrayRef<int64_t> x = dims.input, w = dims.weight, y = dims.result;
   int64_t s = x.size() - 2;
   if (s < 1 || s > 3)
     return op.emitOpError("with ") << s
                                    << " spatial dimensions is not supported "
                                       "by the CPU backend (1 to 3)";
+  if (op.hasNonDefaultLayout() && !isChannelsLastConvSupported(op))
+    return op.emitOpError(
+        "with a channels-last or kernel-first layout is supported by the CPU "
+        "backend for 2-D 1x1 convolutions (group 1, stride 1, no pads) and "
+        "2-D depthwise ones only");
   SmallVector<int64_t> begin, end;
   windowPads(op.getAutoPad(), op.getPads(), x.drop_front(2), w.drop_front(2),
              op.getStrides(), op.getDilations(), begin, end);
@@ -290,6 +315,9 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
   } else {
     call.param(0).param(0).param(0);
   }
+  call.param((op.getChannelsLastInput() ? 1 : 0) |
+             (op.getChannelsLastResult() ? 2 : 0) |
+             (op.getKernelFirstWeight() ? 4 : 0));
   call.buffer(in[0]).buffer(in[1]);
   call.buffer(op.getBias() ? in[2] : Value());
   if (op.getAddend())

@@ -13,12 +13,20 @@
 
 namespace mlir::weft {
 
+class ConvOp;
+
 /// True for the weft ops that run as a CPU kernel or a collective.
 bool isKernelOp(Operation *op);
 
 /// False for operands that only give compile-time values (Slice bounds,
 /// Tile repeats): they are not passed to the kernel.
 bool isKernelOperandRead(Operation *op, unsigned operandIndex);
+
+/// True when the CPU convolution kernel runs `conv` with channels-last and
+/// kernel-first layouts (any of weft.conv's layout attributes): 2-D 1x1
+/// convolutions of group 1, stride 1 and no pads (one GEMM), and 2-D
+/// depthwise ones (group == C == M). Whatever layouts `conv` has now.
+bool isChannelsLastConvSupported(ConvOp conv);
 
 /// Emits the kernel call(s) of `op` at the builder's insertion point, with
 /// `operandBuffers` (null for absent optional operands is not used: one

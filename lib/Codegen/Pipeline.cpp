@@ -46,7 +46,7 @@ using namespace mlir::weft;
 
 static void addHostLoweringToLLVM(OpPassManager &pm, bool withGpuLaunches);
 
-void mlir::weft::buildCpuBufferizationPipeline(
+void mlir::weft::buildCpuKernelFormsPipeline(
     OpPassManager &pm, const CpuCodegenPipelineOptions &options) {
   // Fold what static shapes make constant (shape arithmetic, auto_pad).
   pm.addPass(createCanonicalizerPass());
@@ -56,6 +56,15 @@ void mlir::weft::buildCpuBufferizationPipeline(
   // A Relu or Clip after a convolution becomes the kernel's clamp.
   if (options.fuseConvClamp)
     pm.addNestedPass<func::FuncOp>(createWeftFuseConvClamp());
+  // Tensors that only pass between convolutions (MobileNet's blocks) go
+  // channels-last, where the kernels need no transposes.
+  if (options.convChannelsLast)
+    pm.addNestedPass<func::FuncOp>(createWeftConvChannelsLast());
+}
+
+void mlir::weft::buildCpuBufferizationPipeline(
+    OpPassManager &pm, const CpuCodegenPipelineOptions &options) {
+  buildCpuKernelFormsPipeline(pm, options);
   // Elementwise math to linalg.generic, then merge producer-consumer chains
   // into single loop nests.
   pm.addNestedPass<func::FuncOp>(createWeftLowerToLinalg());
@@ -129,6 +138,7 @@ void mlir::weft::buildCudaKernelPipeline(
   common.stageReceives = options.emulateOnCpu;
   // cuDNN's path has no fused clamp (runtime/cuda/kernels/Conv.cpp).
   common.fuseConvClamp = false;
+  common.convChannelsLast = false;
   buildCpuBufferizationPipeline(pm, common);
   // Constant data moves to the device's weights before anything reads it.
   WeftDeviceConstantsToWeightsOptions constants;

@@ -358,6 +358,8 @@ int mlir::weft::compileOneDevice(MLIRContext &context,
     if (int code = simulatePrograms(sim, shardOptions.cluster, summary))
       return code;
   }
+  if (int code = prepareKernelForms(context, options, module))
+    return code;
   // Weights move into the device's file; their ops point there.
   WeightsFileLayout weights = layoutWeights(module, "dev0.bin");
 

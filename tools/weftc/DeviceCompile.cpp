@@ -80,6 +80,18 @@ bool mlir::weft::checkIOFits(ArrayRef<TensorDescription> tensors,
   return true;
 }
 
+int mlir::weft::prepareKernelForms(MLIRContext &context,
+                                   const WeftcOptions &options,
+                                   ModuleOp device) {
+  if (options.isCuda())
+    return 0;
+  PassManager pm(&context);
+  buildCpuKernelFormsPipeline(pm, CpuCodegenPipelineOptions());
+  if (failed(pm.run(device)))
+    return stageFailure();
+  return 0;
+}
+
 void mlir::weft::buildDevicePipeline(PassManager &pm,
                                      const WeftcOptions &options,
                                      ModuleOp device, int64_t weightsBytes,
@@ -210,6 +222,8 @@ int mlir::weft::compileDeviceProgram(
     llvm::TargetMachine &machine, ProgramCache &cache,
     PackageContents &contents, DeviceSummary &summary) {
   std::string error;
+  if (int code = prepareKernelForms(context, options, device))
+    return code;
   // One file name for every device, so that equal programs compare equal.
   WeightsFileLayout weights = layoutWeights(device, "weights.bin");
   appendPeerTable(device, weights);

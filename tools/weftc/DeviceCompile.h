@@ -60,6 +60,13 @@ void buildDevicePipeline(PassManager &pm, const WeftcOptions &options,
                          llvm::StringRef constantsPath, bool stopAtBuffers,
                          const DeviceMemory &memory);
 
+/// Gives the CPU kernels' ops their forms (buildCpuKernelFormsPipeline)
+/// before the device's weights are laid out: a convolution that goes
+/// channels-last has its weight stored permuted. Nothing for --target=cuda.
+/// Returns an exit code (0: done).
+int prepareKernelForms(MLIRContext &context, const WeftcOptions &options,
+                       ModuleOp device);
+
 /// Adds the raw GPU constants file weft-device-constants-to-weights wrote
 /// to the device's weights layout, after the weights it already holds.
 LogicalResult appendDeviceConstants(ModuleOp module, llvm::StringRef file,

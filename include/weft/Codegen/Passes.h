@@ -63,7 +63,22 @@ struct CpuCodegenPipelineOptions
                      "convolution before them (weft-fuse-conv-clamp; the CPU "
                      "kernels only)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> convChannelsLast{
+      *this, "conv-channels-last",
+      llvm::cl::desc("Store the tensors between MobileNet-style convolutions "
+                     "channels-last (weft-conv-channels-last; the CPU "
+                     "kernels only)"),
+      llvm::cl::init(true)};
 };
+
+/// The weft-to-weft start of the CPU pipeline: canonicalization and the
+/// fusions and layouts that give ops the forms the CPU kernels run
+/// (LayerNorm, clamps and residual Adds into convolutions, channels-last
+/// tensors between them). weftc runs it before it lays out a device's
+/// weights, since a channels-last convolution's weight is stored permuted;
+/// running it again changes nothing.
+void buildCpuKernelFormsPipeline(OpPassManager &pm,
+                                 const CpuCodegenPipelineOptions &options);
 
 /// weft (static shapes) -> linalg + kernel calls -> buffers in one arena.
 /// Stops before LLVM, at memrefs, so that the memory plan can be tested.

@@ -1,0 +1,231 @@
+//===- ConvChannelsLast.cpp - Channels-last tensors between convolutions --===//
+//
+// A tensor that only flows from one convolution into others can be stored
+// channels-last (N x H x W x C) instead of channels-first, and then the
+// CPU kernels need no transposes: the depthwise kernel reads each pixel's
+// channels as whole vectors where it otherwise transposes 16 channel planes
+// into a tile and back (about half its time on MobileNetV2's 7- to 28-wide
+// layers), and a 1x1 convolution is the GEMM pixels x C times C x M, which
+// oneDNN runs faster than M x C times C x pixels on small planes (1280x320
+// at 7x7: 201 -> 154 us, one thread; bench/kernels/README.md).
+//
+// The pass finds the largest set of convolution results that may be
+// channels-last: each is used only as the input of a convolution the CPU
+// kernel runs channels-last, or as the addend of one whose result is in the
+// set too (an addend has its result's layout); a result with an addend is
+// in the set only with its addend. Of that set it keeps the connected parts
+// (tensors joined by a convolution that reads one and writes the other)
+// that contain a depthwise convolution: the gain is the depthwise layers';
+// a chain of 1x1 convolutions alone would only trade one GEMM shape for
+// another, and its last one would read channels-last and write
+// channels-first, the slowest of the GEMM's forms on large planes. Every
+// convolution touching a kept tensor then says so in its layout attributes
+// and takes its weight kernel-first (K x K x C/group x M, permuted here once
+// when the weight is a constant), the form the GEMM reads without a
+// transpose.
+//
+//===----------------------------------------------------------------------===//
+
+#include "KernelOps.h"
+#include "weft/Codegen/Passes.h"
+#include "weft/WeftOps.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/EquivalenceClasses.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir::weft {
+#define GEN_PASS_DEF_WEFTCONVCHANNELSLAST
+#include "weft/Codegen/Passes.h.inc"
+} // namespace mlir::weft
+
+using namespace mlir;
+using namespace mlir::weft;
+
+namespace {
+
+bool hasStaticShapes(ConvOp conv) {
+  for (Value v : conv->getOperands())
+    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
+      return false;
+  return conv.getResult().getType().hasStaticShape();
+}
+
+/// A convolution this pass may give other layouts: one the CPU kernel runs
+/// channels-last, with static shapes, still in the default layouts.
+bool isCandidate(ConvOp conv) {
+  return !conv.hasNonDefaultLayout() && hasStaticShapes(conv) &&
+         isChannelsLastConvSupported(conv);
+}
+
+bool isDepthwise(ConvOp conv) {
+  ConvDims dims = conv.getDims();
+  const int64_t group = conv.getGroup();
+  return group > 1 && dims.weight[1] == 1 && dims.input[1] == group;
+}
+
+/// The largest set of convolution results in `func` that may be
+/// channels-last (see the file comment), before the depthwise filter.
+llvm::SetVector<Value> feasibleTensors(func::FuncOp func) {
+  llvm::SetVector<Value> chosen;
+  func.walk([&](ConvOp conv) {
+    if (isCandidate(conv))
+      chosen.insert(conv.getResult());
+  });
+  // Removing a tensor can only make others infeasible: iterate to the
+  // fixed point.
+  bool changed = true;
+  while (changed) {
+    changed = false;
+    for (Value tensor : llvm::to_vector(chosen)) {
+      auto producer = tensor.getDefiningOp<ConvOp>();
+      bool feasible = !producer.getAddend() ||
+                      chosen.contains(producer.getAddend());
+      for (OpOperand &use : tensor.getUses()) {
+        if (!feasible)
+          break;
+        auto consumer = dyn_cast<ConvOp>(use.getOwner());
+        if (!consumer || !isCandidate(consumer)) {
+          feasible = false;
+        } else if (use.getOperandNumber() ==
+                   consumer.getInputMutable().getOperandNumber()) {
+          // Read as the input: any consumer may switch its input alone.
+        } else if (consumer.getAddend() &&
+                   use.getOperandNumber() ==
+                       consumer.getAddendMutable()[0].getOperandNumber()) {
+          feasible = chosen.contains(consumer.getResult());
+        } else {
+          // A weight or a bias.
+          feasible = false;
+        }
+      }
+      if (!feasible) {
+        chosen.remove(tensor);
+        changed = true;
+      }
+    }
+  }
+  return chosen;
+}
+
+/// Keeps the connected parts of `chosen` that a depthwise convolution
+/// reads or writes.
+llvm::DenseSet<Value> keepPartsWithDepthwise(func::FuncOp func,
+                                             const llvm::SetVector<Value> &chosen) {
+  llvm::EquivalenceClasses<void *> parts;
+  for (Value tensor : chosen)
+    parts.insert(tensor.getAsOpaquePointer());
+  llvm::DenseSet<void *> withDepthwise;
+  func.walk([&](ConvOp conv) {
+    SmallVector<Value, 3> touched;
+    for (Value v : {conv.getInput(), conv.getAddend(), conv.getResult()})
+      if (v && chosen.contains(v))
+        touched.push_back(v);
+    if (touched.empty())
+      return;
+    for (Value v : ArrayRef(touched).drop_front())
+      parts.unionSets(touched.front().getAsOpaquePointer(),
+                      v.getAsOpaquePointer());
+    if (isDepthwise(conv))
+      withDepthwise.insert(touched.front().getAsOpaquePointer());
+  });
+  llvm::DenseSet<void *> keptLeaders;
+  for (void *member : withDepthwise)
+    keptLeaders.insert(parts.getLeaderValue(member));
+  llvm::DenseSet<Value> kept;
+  for (Value tensor : chosen)
+    if (keptLeaders.contains(parts.getLeaderValue(tensor.getAsOpaquePointer())))
+      kept.insert(tensor);
+  return kept;
+}
+
+/// `weight` permuted to kernel-first: a weight the weights file stores
+/// permuted, or a new constant, when it is one of those; else a
+/// weft.transpose that runs with the program.
+Value kernelFirstWeight(OpBuilder &b, Location loc, Value weight) {
+  auto type = cast<RankedTensorType>(weight.getType());
+  SmallVector<int64_t> perm = toKernelFirstWeightPerm(type.getRank());
+  auto permutedType = RankedTensorType::get(
+      permuteShape(type.getShape(), perm), type.getElementType());
+  if (auto stored = weight.getDefiningOp<WeightOp>()) {
+    // The weights file holds it permuted (layoutWeights).
+    SmallVector<int64_t> composed = perm;
+    if (std::optional<ArrayRef<int64_t>> first = stored.getPerm())
+      for (int64_t &d : composed)
+        d = (*first)[d];
+    auto permuted = cast<WeightOp>(b.clone(*stored));
+    permuted.setPermAttr(b.getDenseI64ArrayAttr(composed));
+    permuted.getResult().setType(permutedType);
+    return permuted;
+  }
+  auto constant = weight.getDefiningOp<ConstantOp>();
+  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
+                        : DenseElementsAttr();
+  if (dense && dense.isSplat())
+    return ConstantOp::create(b, loc, dense.resizeSplat(permutedType));
+  if (dense && type.getElementType().isF32()) {
+    // A weight is a few hundred kilobytes at most: permute it here once.
+    SmallVector<float> values(dense.getValues<float>());
+    SmallVector<float> permuted(values.size());
+    ArrayRef<int64_t> shape = type.getShape();
+    SmallVector<int64_t> strides(shape.size(), 1);
+    for (int64_t d = shape.size() - 2; d >= 0; --d)
+      strides[d] = strides[d + 1] * shape[d + 1];
+    ArrayRef<int64_t> outShape = permutedType.getShape();
+    SmallVector<int64_t> index(outShape.size(), 0);
+    for (float &out : permuted) {
+      int64_t source = 0;
+      for (size_t d = 0; d < perm.size(); ++d)
+        source += index[d] * strides[perm[d]];
+      out = values[source];
+      for (int64_t d = outShape.size() - 1; d >= 0; --d) {
+        if (++index[d] < outShape[d])
+          break;
+        index[d] = 0;
+      }
+    }
+    return ConstantOp::create(
+        b, loc, DenseElementsAttr::get(permutedType, ArrayRef(permuted)));
+  }
+  return TransposeOp::create(b, loc, permutedType, weight,
+                             b.getDenseI64ArrayAttr(perm));
+}
+
+/// Gives `conv` the layouts `channelsLast` asks for its input and result,
+/// and a kernel-first weight.
+void relayout(ConvOp conv, const llvm::DenseSet<Value> &channelsLast) {
+  const bool input = channelsLast.contains(conv.getInput());
+  const bool result = channelsLast.contains(conv.getResult());
+  if (!input && !result)
+    return;
+  OpBuilder b(conv);
+  Value weight = kernelFirstWeight(b, conv.getLoc(), conv.getWeight());
+  conv.getWeightMutable().assign(weight);
+  conv.setKernelFirstWeight(true);
+  if (input)
+    conv.setChannelsLastInput(true);
+  if (result) {
+    conv.setChannelsLastResult(true);
+    RankedTensorType type = conv.getResult().getType();
+    conv.getResult().setType(RankedTensorType::get(
+        permuteShape(type.getShape(), toChannelsLastPerm(type.getRank())),
+        type.getElementType()));
+  }
+}
+
+struct ConvChannelsLastPass
+    : mlir::weft::impl::WeftConvChannelsLastBase<ConvChannelsLastPass> {
+  void runOnOperation() override {
+    func::FuncOp func = getOperation();
+    llvm::SetVector<Value> feasible = feasibleTensors(func);
+    if (feasible.empty())
+      return;
+    llvm::DenseSet<Value> channelsLast = keepPartsWithDepthwise(func, feasible);
+    SmallVector<ConvOp> convs;
+    func.walk([&](ConvOp conv) { convs.push_back(conv); });
+    for (ConvOp conv : convs)
+      relayout(conv, channelsLast);
+  }
+};
+
+} // namespace
