@@ -299,6 +299,11 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
     return WEFT_RT_INVALID_ARGUMENT;
   ConvShape s;
   WEFT_RT_TRY(parseConv(ctx, params, s));
+  if (s.layout != 0)
+    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                        "conv: layout %lld is not supported yet (layout 0 "
+                        "only)",
+                        (long long)s.layout);
   int64_t outCount = s.n * s.oc * s.outPlane();
   if (outCount == 0)
     return WEFT_RT_OK;

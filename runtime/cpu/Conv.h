@@ -53,7 +53,14 @@ struct ConvShape {
   /// may clamp unconditionally.
   bool hasClamp;
   float clampLow, clampHigh;
-  /// Words of the parameter block, the activation words included.
+  /// The layout word's bits (the word itself in `layout`, 0 for NC[D]HW,
+  /// OIHW weights): the input is N x in... x C (bit 0), the output and the
+  /// addend N x out... x OC (bit 1), the weight kernel... x C/group x OC
+  /// (bit 2).
+  int64_t layout;
+  bool inputChannelsLast, outputChannelsLast, weightKernelFirst;
+  /// Words of the parameter block, the activation and layout words
+  /// included.
   size_t words;
   int64_t inPlane() const { return in[0] * in[1] * in[2]; }
   int64_t outPlane() const { return out[0] * out[1] * out[2]; }
