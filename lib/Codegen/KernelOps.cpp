@@ -290,6 +290,7 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
   } else {
     call.param(0).param(0).param(0);
   }
+  call.param(0);
   call.buffer(in[0]).buffer(in[1]);
   call.buffer(op.getBias() ? in[2] : Value());
   if (op.getAddend())
