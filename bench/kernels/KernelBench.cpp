@@ -365,7 +365,8 @@ int benchConv(Contexts &contexts, const Options &options) {
     const int64_t params[] = {
         WEFT_RT_F32, 2,        1,        l.c,      l.oc, 1, l.size, l.size,
         l.kernel,    l.kernel, l.stride, l.stride, 1,    1, l.pad,  l.pad,
-        l.pad,       l.pad,    out,      out,      0,    0, 0};
+        l.pad,       l.pad,    out,      out,      0,    0, 0,
+        0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
     if (int code = timeConvRow(
             contexts, options, l.name, algorithms,
@@ -423,7 +424,7 @@ int benchStem(Contexts &contexts, const Options &options) {
         WEFT_RT_F32, 2,        1,        l.c,      l.oc, 1, l.height, l.width,
         l.kernel,    l.kernel, l.stride, l.stride, 1,    1, l.pad,    l.pad,
         l.pad,       l.pad,    oh,       ow,       l.activation ? 1 : 0,
-        doubleBits(0.0),       high};
+        doubleBits(0.0),       high,     0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * oh * ow * l.c * l.kernel * l.kernel;
     if (int code = timeConvRow(
             contexts, options, l.name, algorithms,
@@ -503,7 +504,8 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
     const int64_t params[] = {WEFT_RT_F32, 2,      1, l.c, l.c,      l.c,
                               l.size,      l.size, 3, 3,   l.stride, l.stride,
                               1,           1,      1, 1,   1,        1,
-                              out,         out,    1, low, high};
+                              out,         out,    1, low, high,
+                              0}; // layout 0: NCHW
     double flops = 2.0 * l.c * out * out * 9;
     if (int code = timeConvRow(contexts, options, l.name, algorithms,
                                {ConvAlgorithm::OneDnnBlocked}, params,
@@ -565,7 +567,8 @@ int benchPointwise(Contexts &contexts, const Options &options) {
     const int64_t params[] = {WEFT_RT_F32, 2,      1,          l.c, l.oc, 1,
                               l.size,      l.size, 1,          1,   1,    1,
                               1,           1,      0,          0,   0,    0,
-                              l.size,      l.size, activation, low, high};
+                              l.size,      l.size, activation, low, high,
+                              0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * l.c * plane;
     if (int code = timeConvRow(contexts, options, l.name, algorithms,
                                {ConvAlgorithm::OneDnnPlain}, params,

@@ -84,15 +84,16 @@ static void im2col(const ConvShape &s, const float *x, int64_t cg, float *col,
   }
 }
 
-/// y[i] = clamp(y[i] + bias (+ addend[i]), low, high) for i < count.
-/// Compiled for AVX-512 and AVX2 as well (the runtime's baseline is SSE2):
+/// y[i] = clamp(y[i] + bias (+ addend[i]), low, high) for i < count
+/// (Conv.h). Compiled for AVX-512 and AVX2 as well (the runtime's baseline is SSE2):
 /// on MobileNetV2's 96x16 pointwise layer at 112x112, whose sgemm takes
 /// about 152 us, the SSE2 loop added about 100 us and the AVX-512 one adds
 /// about 40 (bench/kernels/README.md). `addend` (NULL: none) is a fused
 /// residual Add (weft_rt_cpu_conv_add).
 WEFT_RT_VECTOR_CLONES
-static void finishRow(float *y, int64_t count, float bias, float low,
-                      float high, const float *addend) {
+void weft::rt::cpu::finishConvRow(float *y, int64_t count, float bias,
+                                  float low, float high,
+                                  const float *addend) {
   if (addend) {
     for (int64_t i = 0; i < count; ++i) {
       float value = y[i] + bias + addend[i];
@@ -123,22 +124,19 @@ static void finishPlanes(const ConvShape &s, const float *bias, bool fill,
     const float *a = addend ? addend + p * plane : nullptr;
     if (fill)
       std::fill(y, y + plane, 0.0f);
-    finishRow(y, plane, b, low, high, a);
+    finishConvRow(y, plane, b, low, high, a);
   }
 }
 
-/// y[i] = clamp(y[i] + addend[i]) over `count` elements: the residual Add
-/// after an algorithm that cannot take it in its own epilogue (which then
-/// runs without the clamp).
-static void addAndClamp(const ConvShape &s, float *y, const float *addend,
-                        int64_t count, int nt) {
+void weft::rt::cpu::addAndClamp(const ConvShape &s, float *y,
+                                const float *addend, int64_t count, int nt) {
   constexpr int64_t kChunk = 1 << 14;
   const int64_t chunks = (count + kChunk - 1) / kChunk;
 #pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t begin = chunk * kChunk;
-    finishRow(y + begin, std::min(kChunk, count - begin), 0.0f, s.clampLow,
-              s.clampHigh, addend + begin);
+    finishConvRow(y + begin, std::min(kChunk, count - begin), 0.0f,
+                  s.clampLow, s.clampHigh, addend + begin);
   }
 }
 
@@ -178,9 +176,9 @@ static weft_rt_status gemmAndFinishSplit(weft_rt_context *ctx,
                      0.0f, y + r0 * columns + c0, columns);
       if (mine == WEFT_RT_OK && finish)
         for (int64_t p = r0; p < r1; ++p)
-          finishRow(y + p * columns + c0, c1 - c0, bias ? bias[p] : 0.0f,
-                    s.clampLow, s.clampHigh,
-                    addend ? addend + p * columns + c0 : nullptr);
+          finishConvRow(y + p * columns + c0, c1 - c0,
+                        bias ? bias[p] : 0.0f, s.clampLow, s.clampHigh,
+                        addend ? addend + p * columns + c0 : nullptr);
     }
     if (mine != WEFT_RT_OK) {
 #pragma omp critical(weftConvSplitStatus)
@@ -299,6 +297,9 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
     return WEFT_RT_INVALID_ARGUMENT;
   ConvShape s;
   WEFT_RT_TRY(parseConv(ctx, params, s));
+  if (s.layout != 0)
+    return convChannelsLast(ctx, algorithm, s, input, weight, bias, out,
+                            addend);
   int64_t outCount = s.n * s.oc * s.outPlane();
   if (outCount == 0)
     return WEFT_RT_OK;

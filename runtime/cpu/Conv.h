@@ -53,7 +53,14 @@ struct ConvShape {
   /// may clamp unconditionally.
   bool hasClamp;
   float clampLow, clampHigh;
-  /// Words of the parameter block, the activation words included.
+  /// The layout word's bits (the word itself in `layout`, 0 for NC[D]HW,
+  /// OIHW weights): the input is N x in... x C (bit 0), the output and the
+  /// addend N x out... x OC (bit 1), the weight kernel... x C/group x OC
+  /// (bit 2).
+  int64_t layout;
+  bool inputChannelsLast, outputChannelsLast, weightKernelFirst;
+  /// Words of the parameter block, the activation and layout words
+  /// included.
   size_t words;
   int64_t inPlane() const { return in[0] * in[1] * in[2]; }
   int64_t outPlane() const { return out[0] * out[1] * out[2]; }
@@ -74,6 +81,27 @@ weft_rt_status convWith(weft_rt_context *ctx, ConvAlgorithm algorithm,
                         const void *weight, const void *bias, void *out,
                         const void *addend = nullptr);
 
+/// convWith for a block whose layout word is not 0 (ConvChannelsLast.cpp):
+/// 2-D 1x1 convolutions of group 1 (Auto and the im2col algorithms: one
+/// GEMM) and 2-D depthwise ones (Auto and Depthwise); other shapes and
+/// algorithms fail with WEFT_RT_UNSUPPORTED.
+weft_rt_status convChannelsLast(weft_rt_context *ctx, ConvAlgorithm algorithm,
+                                const ConvShape &shape, const void *input,
+                                const void *weight, const void *bias, void *out,
+                                const void *addend);
+
+/// y[i] = clamp(y[i] + bias (+ addend[i]), low, high) for i < count, NaN
+/// kept (addend NULL: none): the bias, residual Add and clamp after a GEMM,
+/// vectorized (Conv.cpp).
+void finishConvRow(float *y, int64_t count, float bias, float low, float high,
+                   const float *addend);
+
+/// y[i] = clamp(y[i] + addend[i]) over `count` elements on up to `nt`
+/// threads: the residual Add after an algorithm that cannot take it in its
+/// own epilogue (which then runs without the clamp).
+void addAndClamp(const ConvShape &s, float *y, const float *addend,
+                 int64_t count, int nt);
+
 /// The oneDNN algorithms (ConvOneDnn.cpp); the primitive is cached per
 /// parameter block.
 weft_rt_status convOneDnn(weft_rt_context *ctx, ConvAlgorithm algorithm,
@@ -92,10 +120,17 @@ enum class DepthwiseIsa { Baseline, Avx2, Avx512 };
 /// set now used: the cap or the CPU's, whichever is lower.
 DepthwiseIsa capDepthwiseIsa(DepthwiseIsa cap);
 
+/// The instruction set the depthwise kernel uses now: the CPU's best,
+/// capped by capDepthwiseIsa.
+DepthwiseIsa depthwiseIsa();
+
 /// Which of the depthwise kernel's two paths runs: Auto picks by shape;
 /// Planes is the plane-by-plane path (DepthwiseConv.cpp), ChannelBlocked
 /// the interleaved tiles of DepthwiseBlocked.cpp (on AVX2 and AVX-512, for
 /// 2-D undilated kernels up to 7x7; other shapes take the plane path).
+/// With a channels-last layout, Auto and ChannelBlocked take the tiles
+/// wherever they can, and Planes the plain channels-last loop of
+/// ConvChannelsLast.cpp (the tiles' fallback).
 enum class DepthwisePath { Auto, Planes, ChannelBlocked };
 
 /// Forces a depthwise path (process-wide), for tests and
@@ -103,7 +138,8 @@ enum class DepthwisePath { Auto, Planes, ChannelBlocked };
 DepthwisePath forceDepthwisePath(DepthwisePath path);
 
 /// The channel-blocked path on up to `nt` threads, when `isa`, the shape
-/// and the forced path let it take `s`; false (nothing written) otherwise.
+/// and the forced path let it take `s` (in any layout); false (nothing
+/// written) otherwise.
 bool runBlockedDepthwise(const ConvShape &s, DepthwiseIsa isa, int nt,
                          const float *input, const float *weight,
                          const float *bias, float *out);

@@ -16,6 +16,12 @@ using namespace weft::rt::cpu;
 
 static const char *const kConv = "conv";
 
+/// The layout word's bits (weft_rt.h).
+constexpr int64_t kChannelsLastInput = 1, kChannelsLastOutput = 2,
+                  kKernelFirstWeight = 4;
+constexpr int64_t kKnownLayoutBits =
+    kChannelsLastInput | kChannelsLastOutput | kKernelFirstWeight;
+
 weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
                                         const int64_t *params, ConvShape &s) {
   WEFT_RT_REQUIRE(ctx, params, "conv: parameter block is NULL");
@@ -43,6 +49,7 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
   readSpatialArrays(r, rank, fields);
   int64_t activation = r.next();
   double low = r.nextDouble(), high = r.nextDouble();
+  s.layout = r.next();
   s.words = r.consumed();
   WEFT_RT_REQUIRE(ctx, activation == 0 || activation == 1,
                   "conv: unknown activation %lld (0: none, 1: clamp to [low, "
@@ -61,6 +68,14 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
     s.clampLow = static_cast<float>(low);
     s.clampHigh = static_cast<float>(high);
   }
+  WEFT_RT_REQUIRE(ctx, (s.layout & ~kKnownLayoutBits) == 0,
+                  "conv: unknown bits in the layout word %lld (known: 1, "
+                  "channels-last input; 2, channels-last output and addend; "
+                  "4, kernel-first weight)",
+                  (long long)s.layout);
+  s.inputChannelsLast = s.layout & kChannelsLastInput;
+  s.outputChannelsLast = s.layout & kChannelsLastOutput;
+  s.weightKernelFirst = s.layout & kKernelFirstWeight;
   for (int64_t d = 3 - rank; d < 3; ++d) {
     long long axis = d - (3 - rank);
     WEFT_RT_REQUIRE(ctx,

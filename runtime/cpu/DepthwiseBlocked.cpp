@@ -15,6 +15,11 @@
 // 8 outputs (MobileNetV2's 28- and 14-wide stride-2 layers, its 7-wide
 // ones); bench/kernels/README.md has the figures.
 //
+// In channels-last layouts (ConvChannelsLast.cpp) the transposes go: a
+// channels-last input's pixel is one load into the tile, an output pixel
+// one store to a channels-last output, and a kernel-first weight's tap one
+// load; there, the tiles run every shape they take.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Conv.h"
@@ -48,6 +53,13 @@ struct BlockedGeometry {
   int64_t tileWidth;
   /// Output rows per band, bands per plane, channel groups per image.
   int64_t bandRows, bands, groups;
+  /// The layout: channels-last input (a tile pixel is one load) and output
+  /// (each output pixel's channels one store), kernel-first weights (each
+  /// tap's channels one load). With either buffer channels-last the groups
+  /// are a unit's innermost index, so that consecutive units read and
+  /// write the same pixels' cache lines.
+  bool inputChannelsLast, outputChannelsLast, weightKernelFirst;
+  bool groupsInnermost;
 };
 } // namespace
 
@@ -78,6 +90,10 @@ bool blockedGeometry(const ConvShape &s, int64_t lanes, BlockedGeometry &g) {
   g.bandRows = std::min(g.oh, (tileRows - g.kh) / g.strideH + 1);
   g.bands = (g.oh + g.bandRows - 1) / g.bandRows;
   g.groups = (g.c + lanes - 1) / lanes;
+  g.inputChannelsLast = s.inputChannelsLast;
+  g.outputChannelsLast = s.outputChannelsLast;
+  g.weightKernelFirst = s.weightKernelFirst;
+  g.groupsInnermost = s.inputChannelsLast || s.outputChannelsLast;
   return true;
 }
 
@@ -101,9 +117,12 @@ bool weft::rt::cpu::runBlockedDepthwise(const ConvShape &s, DepthwiseIsa isa,
                                         const float *weight, const float *bias,
                                         float *out) {
 #ifdef WEFT_RT_VECTOR_ISA
+  // The plain layout picks the faster path by shape; the others have no
+  // plane path, and take the tiles wherever they can (Planes forces their
+  // plain loop instead).
   const DepthwisePath path = forcedPath.load(std::memory_order_relaxed);
   if (path == DepthwisePath::Planes || isa == DepthwiseIsa::Baseline ||
-      (path == DepthwisePath::Auto && !blockedIsFaster(s)))
+      (path == DepthwisePath::Auto && s.layout == 0 && !blockedIsFaster(s)))
     return false;
   const int64_t lanes = isa == DepthwiseIsa::Avx512 ? 16 : 8;
   BlockedGeometry g;

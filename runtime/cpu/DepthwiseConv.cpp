@@ -636,6 +636,10 @@ DepthwiseIsa weft::rt::cpu::capDepthwiseIsa(DepthwiseIsa cap) {
   return std::min(cap, kCpuIsa);
 }
 
+DepthwiseIsa weft::rt::cpu::depthwiseIsa() {
+  return std::min(kCpuIsa, isaCap.load(std::memory_order_relaxed));
+}
+
 weft_rt_status weft::rt::cpu::convDepthwise(weft_rt_context *ctx,
                                             const ConvShape &s,
                                             const float *input,
@@ -646,8 +650,7 @@ weft_rt_status weft::rt::cpu::convDepthwise(weft_rt_context *ctx,
       planes * (s.outPlane() * (s.kernelVolume() + 1) + s.inPlane());
   const int nt = static_cast<int>(
       std::min<int64_t>(threadsFor(ctx, work), std::max<int64_t>(planes, 1)));
-  const DepthwiseIsa isa =
-      std::min(kCpuIsa, isaCap.load(std::memory_order_relaxed));
+  const DepthwiseIsa isa = depthwiseIsa();
   if (runBlockedDepthwise(s, isa, nt, input, weight, bias, out))
     return WEFT_RT_OK;
   DepthwiseRowsFn wide =

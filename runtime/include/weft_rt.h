@@ -494,26 +494,40 @@ weft_rt_status weft_rt_cpu_matmul(weft_rt_context *ctx, const int64_t *params,
                                   const void *a, const void *b,
                                   const void *bias, void *out);
 
-/// ONNX Conv, NC[D]HW, S spatial dimensions (1..3), with an optional fused
-/// clamp (Relu, Relu6, Clip).
+/// ONNX Conv, S spatial dimensions (1..3), NC[D]HW or channels-last, with
+/// an optional fused clamp (Relu, Relu6, Clip).
 /// params: dtype, S, N, C, OC, group, in[S], kernel[S], strides[S],
 ///         dilations[S], pads_begin[S], pads_end[S], out[S],
-///         activation, low, high
-/// weight is OC x C/group x kernel...; bias (may be NULL) has OC elements.
+///         activation, low, high, layout
+/// bias (may be NULL) has OC elements.
 /// activation 0: none (low and high are ignored; write 0); 1: every output
 /// element is clamped to [low, high] after the bias, min(max(y, low), high)
 /// with NaN kept. low and high are the bits of doubles, -inf and +inf
 /// allowed (Relu: 0, +inf), neither NaN, low <= high; they are rounded to
 /// the output's type. The three words are always present.
+/// layout: a bit set, always present (0: every buffer as ONNX lays it out).
+///   1: the input is channels-last, N x in[0] x ... x in[S-1] x C, instead
+///      of N x C x in...;
+///   2: the output (and conv_add's addend) is channels-last,
+///      N x out[0] x ... x out[S-1] x OC, instead of N x OC x out...;
+///   4: the weight is kernel-first, kernel[0] x ... x kernel[S-1] x
+///      C/group x OC (TensorFlow's HWIO), instead of OC x C/group x
+///      kernel...
+/// Other bits fail with WEFT_RT_INVALID_ARGUMENT. A non-zero layout is
+/// taken by 2-D 1x1 convolutions of group 1 with strides 1 and no pads, and
+/// by 2-D depthwise ones (group == C == OC, any kernel, stride, dilation
+/// and pads), in any combination of the three bits; other shapes fail with
+/// WEFT_RT_UNSUPPORTED.
 /// dtypes: f32.
 weft_rt_status weft_rt_cpu_conv(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, const void *weight,
                                 const void *bias, void *out);
 
-/// weft_rt_cpu_conv with `addend` (N x OC x out..., the output's shape and
-/// layout, not NULL, not overlapping out) added to every output element
-/// after the bias and before the clamp: a residual Add fused into the
-/// convolution, min(max(conv + bias + addend, low), high).
+/// weft_rt_cpu_conv with `addend` (N x OC x out..., or N x out... x OC when
+/// the layout word has 2 set: the output's shape and layout; not NULL, not
+/// overlapping out) added to every output element after the bias and before the clamp:
+/// a residual Add fused into the convolution, min(max(conv + bias + addend,
+/// low), high).
 weft_rt_status weft_rt_cpu_conv_add(weft_rt_context *ctx,
                                     const int64_t *params, const void *input,
                                     const void *weight, const void *bias,

@@ -347,7 +347,8 @@ Expected<double> convRate(weft_rt_context *ctx, const ConvShape &c,
                                  pad,         pad,              // pads begin
                                  pad,         pad,              // pads end
                                  outSize,     outSize,          // out
-                                 0,           0,       0};      // activation
+                                 0,           0,       0,       // activation
+                                 0};                            // layout
   int64_t window = c.in / c.group * c.kernel * c.kernel;
   size_t inputCount = c.in * c.size * c.size, weightCount = c.out * window;
   size_t copyBytes = (inputCount + weightCount) * sizeof(float);

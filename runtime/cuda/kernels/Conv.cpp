@@ -84,7 +84,8 @@ static cudnnDataType_t cudnnTypeOf(int64_t dtype) {
 
 /// Reads the block with parseConv, which knows f32 only: the dtype word is
 /// checked here and parseConv reads a copy that says f32. A fused clamp
-/// (activation 1) is refused: the compiler fuses none for this backend.
+/// (activation 1) and channels-last layouts (a non-zero layout word) are
+/// refused: the compiler asks for neither on this backend.
 static weft_rt_status parseGpuConv(weft_rt_context *ctx, const int64_t *params,
                                    int64_t &dtype, ConvShape &s) {
   WEFT_RT_REQUIRE(ctx, params, "conv: parameter block is NULL");
@@ -96,15 +97,22 @@ static weft_rt_status parseGpuConv(weft_rt_context *ctx, const int64_t *params,
   WEFT_RT_REQUIRE(ctx, rank >= 1 && rank <= 3,
                   "conv: %lld spatial dimensions (1 to 3 are supported)",
                   (long long)rank);
-  // The header, seven spatial arrays and the three activation words.
-  int64_t copy[6 + 7 * 3 + 3];
-  std::copy(params, params + 6 + 7 * rank + 3, copy);
+  // The header, seven spatial arrays, the three activation words and the
+  // layout word.
+  int64_t copy[6 + 7 * 3 + 4];
+  std::copy(params, params + 6 + 7 * rank + 4, copy);
   copy[0] = WEFT_RT_F32;
   WEFT_RT_TRY(parseConv(ctx, copy, s));
   if (s.hasClamp)
     return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
                         "conv: a fused clamp is not supported by the CUDA "
                         "backend");
+  if (s.layout != 0)
+    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                        "conv: layout %lld is not supported by the CUDA "
+                        "backend, which takes NC[D]HW inputs and outputs and "
+                        "OIHW weights only (layout 0)",
+                        (long long)s.layout);
   return WEFT_RT_OK;
 }
 

@@ -24,6 +24,8 @@ struct ConvCase {
   /// The activation words: 0 none, 1 clamp to [low, high].
   int64_t activation = 0;
   double low = 0.0, high = 0.0;
+  /// The layout word (0: NC[D]HW, OIHW weights).
+  int64_t layout = 0;
 
   ConvCase &clamp(double lowBound, double highBound) {
     activation = 1, low = lowBound, high = highBound;
@@ -51,7 +53,8 @@ struct ConvCase {
         .add(out())
         .add(activation)
         .addDouble(low)
-        .addDouble(high);
+        .addDouble(high)
+        .add(layout);
     return p;
   }
 };
@@ -407,8 +410,9 @@ TEST_P(ConvTest, Errors) {
   };
   ConvCase good{1, 4, 4, 2, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
   Params p = good.params();
-  // The output width, before the three activation words.
-  p.words[p.words.size() - 4] = 5;
+  // The output width, before the three activation words and the layout
+  // word.
+  p.words[p.words.size() - 5] = 5;
   EXPECT_EQ(run(p), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(error().find("output size 5 on spatial axis 1, expected 6"),
             std::string::npos)
@@ -427,8 +431,8 @@ TEST_P(ConvTest, Errors) {
   EXPECT_EQ(run(p), WEFT_RT_INVALID_ARGUMENT);
   ConvCase tooBig{1, 1, 1, 1, {2, 2}, {5, 5}, {1, 1}, {1, 1}, {0, 0}, {0, 0}};
   Params big = tooBig.params();
-  big.words[big.words.size() - 4] = 0;
   big.words[big.words.size() - 5] = 0;
+  big.words[big.words.size() - 6] = 0;
   EXPECT_EQ(run(big), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(error().find("larger than the padded input"), std::string::npos);
   ConvCase zeroStride = good;
@@ -535,7 +539,7 @@ TEST_P(ConvTest, ActivationErrors) {
                             out.data());
   };
   ConvCase good{1, 4, 4, 2, {6, 6}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
-  const size_t activationWord = good.params().words.size() - 3;
+  const size_t activationWord = good.params().words.size() - 4;
   for (int64_t activation : {2, -1, 7}) {
     Params p = good.params();
     p.words[activationWord] = activation;

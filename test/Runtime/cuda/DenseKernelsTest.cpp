@@ -86,7 +86,8 @@ struct MatmulCase {
   }
 };
 
-/// A conv block of S spatial dims, without a fused clamp (activation 0).
+/// A conv block of S spatial dims, without a fused clamp (activation 0), in
+/// the plain layout (layout 0).
 std::vector<int64_t>
 convBlock(int64_t dtype, int64_t n, int64_t c, int64_t oc, int64_t group,
           std::vector<int64_t> in, std::vector<int64_t> kernel,
@@ -103,8 +104,8 @@ convBlock(int64_t dtype, int64_t n, int64_t c, int64_t oc, int64_t group,
   for (const auto *v :
        {&in, &kernel, &strides, &dilations, &padsBegin, &padsEnd, &out})
     p.insert(p.end(), v->begin(), v->end());
-  // activation, low, high
-  p.insert(p.end(), {0, 0, 0});
+  // activation, low, high, layout
+  p.insert(p.end(), {0, 0, 0, 0});
   return p;
 }
 
@@ -271,7 +272,8 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
   EXPECT_NE(errorOf(c).find("group 2"), std::string::npos) << errorOf(c);
   block = convBlock(WEFT_RT_F32, 1, 2, 4, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1},
                     {0, 0}, {0, 0});
-  block[block.size() - 4] = 4; // output width, before the activation words
+  // The output width, before the activation and layout words.
+  block[block.size() - 5] = 4;
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("output size 4"), std::string::npos) << errorOf(c);
@@ -290,19 +292,38 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
   block = convBlock(WEFT_RT_F32, 1, 2, 4, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1},
                     {0, 0}, {0, 0});
   const double relu[] = {0.0, std::numeric_limits<double>::infinity()};
-  block[block.size() - 3] = 1;
-  std::memcpy(&block[block.size() - 2], &relu[0], sizeof(double));
-  std::memcpy(&block[block.size() - 1], &relu[1], sizeof(double));
+  block[block.size() - 4] = 1;
+  std::memcpy(&block[block.size() - 3], &relu[0], sizeof(double));
+  std::memcpy(&block[block.size() - 2], &relu[1], sizeof(double));
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_UNSUPPORTED);
   EXPECT_NE(errorOf(c).find("conv: a fused clamp is not supported by the "
                             "CUDA backend"),
             std::string::npos)
       << errorOf(c);
-  block[block.size() - 3] = 2;
+  block[block.size() - 4] = 2;
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("unknown activation 2"), std::string::npos)
+      << errorOf(c);
+  // Channels-last layouts are the CPU's only; unknown layout bits are
+  // refused as on the CPU.
+  block = convBlock(WEFT_RT_F32, 1, 2, 2, 2, {5, 5}, {3, 3}, {1, 1}, {1, 1},
+                    {1, 1}, {1, 1});
+  for (int64_t layout : {1, 2, 4, 7}) {
+    block.back() = layout;
+    EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
+              WEFT_RT_UNSUPPORTED);
+    EXPECT_NE(errorOf(c).find("layout " + std::to_string(layout) +
+                              " is not supported by the CUDA backend"),
+              std::string::npos)
+        << errorOf(c);
+  }
+  block.back() = 8;
+  EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
+            WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 8"),
+            std::string::npos)
       << errorOf(c);
 }
 
