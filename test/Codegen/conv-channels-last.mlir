@@ -5,9 +5,13 @@
 // the residual Add fused) and a third expansion and depthwise layer. The
 // tensors between the convolutions go channels-last, the residual stream
 // too (it only feeds convolutions, and an addend of a channels-last
-// result); the first convolution reads the channels-first input, the last
-// writes the channels-first result. Constant weights are permuted to
-// kernel-first here; weights from the model file are stored permuted.
+// result); the first convolution reads the channels-first input. The last
+// depthwise convolution writes the result, channels-first, so it keeps the
+// channels-first layout on both sides, and the expansion before it changes
+// the layout (with its weight as it is: a 1x1 convolution writing
+// channels-first reads M x C directly). Constant weights are permuted to
+// kernel-first here, weights from the model file are stored permuted, any
+// other is permuted by a weft.transpose.
 // CHECK-LABEL: func.func @blocks
 // CHECK: %[[W1:.*]] = weft.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
 // CHECK: %[[E:.*]] = weft.conv %arg0, %[[W1]] {{.*}} clamp_min 0.000000e+00 clamp_max 6.000000e+00 channels_last_result kernel_first_weight : (tensor<1x2x8x8xf32>, tensor<1x1x2x2xf32>) -> tensor<1x8x8x2xf32>
@@ -17,8 +21,8 @@
 // CHECK: %[[E2:.*]] = weft.conv %[[P]], %{{.*}} channels_last_input channels_last_result kernel_first_weight : (tensor<1x4x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32>
 // CHECK: %[[D2:.*]] = weft.conv %[[E2]], %{{.*}} group 8 channels_last_input channels_last_result kernel_first_weight :
 // CHECK: %[[R:.*]] = weft.conv %[[D2]], %{{.*}} addend %[[P]] {{.*}} channels_last_input channels_last_result kernel_first_weight : (tensor<1x4x4x8xf32>, tensor<1x1x8x4xf32>, tensor<1x4x4x4xf32>) -> tensor<1x4x4x4xf32>
-// CHECK: %[[E3:.*]] = weft.conv %[[R]], %{{.*}} channels_last_input channels_last_result kernel_first_weight : (tensor<1x4x4x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x4x4x8xf32>
-// CHECK: %[[D3:.*]] = weft.conv %[[E3]], %{{.*}} group 8 channels_last_input kernel_first_weight : (tensor<1x4x4x8xf32>, tensor<3x3x1x8xf32>) -> tensor<1x8x4x4xf32>
+// CHECK: %[[E3:.*]] = weft.conv %[[R]], %arg2 {{.*}} channels_last_input : (tensor<1x4x4x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x4x4xf32>
+// CHECK: %[[D3:.*]] = weft.conv %[[E3]], %arg3 {{.*}} group 8 : (tensor<1x8x4x4xf32>, tensor<8x1x3x3xf32>) -> tensor<1x8x4x4xf32>
 // CHECK: return %[[D3]] : tensor<1x8x4x4xf32>
 func.func @blocks(%x: tensor<1x2x8x8xf32>, %w3: tensor<4x2x1x1xf32>,
                   %w4: tensor<8x4x1x1xf32>, %w5: tensor<8x1x3x3xf32>,
@@ -51,43 +55,25 @@ func.func @blocks(%x: tensor<1x2x8x8xf32>, %w3: tensor<4x2x1x1xf32>,
 
 // -----
 
-// Weights that are neither constants nor model weights (arguments here)
-// are permuted by a weft.transpose.
-// CHECK-LABEL: func.func @argument_weights
-// CHECK: %[[T:.*]] = weft.transpose %arg1 perm = [2, 3, 1, 0] : tensor<4x1x3x3xf32> -> tensor<3x3x1x4xf32>
-// CHECK: weft.conv %{{.*}}, %[[T]] {{.*}} group 4 channels_last_input kernel_first_weight
-func.func @argument_weights(%x: tensor<1x2x6x6xf32>, %w: tensor<4x1x3x3xf32>,
-                            %e: tensor<4x2x1x1xf32>) -> tensor<1x4x6x6xf32> {
-  %0 = weft.conv %x, %e strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
-         : (tensor<1x2x6x6xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x6x6xf32>
-  %1 = weft.conv %0, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
-         group 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
-  return %1 : tensor<1x4x6x6xf32>
-}
-
-// -----
-
 // What stays channels-first:
 // - a chain of 1x1 convolutions with no depthwise one (nothing to gain);
-// - a tensor the function returns, or that a 3x3 convolution of group 1
-//   reads (the kernel has no channels-last form for it): the depthwise
-//   convolution before it reads channels-last and writes channels-first;
-// - an addend whose convolution writes a channels-first result, and so the
-//   tensor feeding it, while the tensors around the depthwise convolution
-//   still go channels-last.
+// - a tensor the function returns, and so the depthwise convolution after
+//   it (it keeps its layout) and the tensors around that one;
+// - what a 3x3 convolution of group 1 reads (the kernel has no
+//   channels-last form for it), with the same effect;
+// - an addend whose convolution writes a channels-first result, while the
+//   tensors around the depthwise convolution still go channels-last.
 // CHECK-LABEL: func.func @pointwise_only
 // CHECK-NOT: channels_last
 // CHECK-LABEL: func.func @returned
-// CHECK: %[[A:.*]] = weft.conv %arg0, %arg1 {{.*}} dilations [1, 1] : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x6x6xf32>
-// CHECK: weft.conv %[[A]], %{{.*}} group 4 channels_last_result kernel_first_weight
+// CHECK-NOT: channels_last
 // CHECK-LABEL: func.func @dense_3x3
-// CHECK: weft.conv {{.*}} channels_last_result kernel_first_weight : (tensor<1x4x6x6xf32>, tensor<1x1x4x4xf32>) -> tensor<1x6x6x4xf32>
-// CHECK: weft.conv {{.*}} group 4 channels_last_input kernel_first_weight : (tensor<1x6x6x4xf32>, tensor<3x3x1x4xf32>) -> tensor<1x4x6x6xf32>
-// CHECK: weft.conv {{.*}} dilations [1, 1] : (tensor<1x4x6x6xf32>, tensor<4x4x3x3xf32>) -> tensor<1x4x6x6xf32>
+// CHECK-NOT: channels_last
 // CHECK-LABEL: func.func @addend_of_channels_first
 // CHECK: %[[S:.*]] = weft.conv %arg0, %arg1 {{.*}} dilations [1, 1] : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x6x6xf32>
-// CHECK: %[[D:.*]] = weft.conv %[[S]], %{{.*}} group 4 channels_last_result kernel_first_weight : (tensor<1x4x6x6xf32>, tensor<3x3x1x4xf32>) -> tensor<1x6x6x4xf32>
-// CHECK: weft.conv %[[D]], %{{.*}} addend %[[S]] {{.*}} channels_last_input kernel_first_weight : (tensor<1x6x6x4xf32>, tensor<1x1x4x4xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
+// CHECK: %[[E:.*]] = weft.conv %[[S]], %{{.*}} channels_last_result kernel_first_weight : (tensor<1x4x6x6xf32>, tensor<1x1x4x4xf32>) -> tensor<1x6x6x4xf32>
+// CHECK: %[[D:.*]] = weft.conv %[[E]], %{{.*}} group 4 channels_last_input channels_last_result kernel_first_weight : (tensor<1x6x6x4xf32>, tensor<3x3x1x4xf32>) -> tensor<1x6x6x4xf32>
+// CHECK: weft.conv %[[D]], %arg1 addend %[[S]] {{.*}} channels_last_input : (tensor<1x6x6x4xf32>, tensor<4x4x1x1xf32>, tensor<1x4x6x6xf32>) -> tensor<1x4x6x6xf32>
 func.func @pointwise_only(%x: tensor<1x4x6x6xf32>, %w: tensor<4x4x1x1xf32>)
     -> tensor<1x4x6x6xf32> {
   %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
@@ -124,11 +110,32 @@ func.func @addend_of_channels_first(%x: tensor<1x4x6x6xf32>,
     -> tensor<1x4x6x6xf32> {
   %s = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
          : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x6x6xf32>
-  %1 = weft.conv %s, %d strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+  %e = weft.conv %s, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %1 = weft.conv %e, %d strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
          group 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
   %2 = weft.conv %1, %w addend %s strides [1, 1] pads [0, 0, 0, 0]
          dilations [1, 1]
          : (tensor<1x4x6x6xf32>, tensor<4x4x1x1xf32>, tensor<1x4x6x6xf32>)
          -> tensor<1x4x6x6xf32>
   return %2 : tensor<1x4x6x6xf32>
+}
+
+// -----
+
+// Weights that are neither constants nor model weights (arguments here)
+// are permuted by a weft.transpose.
+// CHECK-LABEL: func.func @argument_weights
+// CHECK: %[[T:.*]] = weft.transpose %arg1 perm = [2, 3, 1, 0] : tensor<4x1x3x3xf32> -> tensor<3x3x1x4xf32>
+// CHECK: weft.conv %{{.*}}, %[[T]] {{.*}} group 4 channels_last_input channels_last_result kernel_first_weight
+func.func @argument_weights(%x: tensor<1x2x6x6xf32>, %w: tensor<4x1x3x3xf32>,
+                            %e: tensor<4x2x1x1xf32>, %p: tensor<2x4x1x1xf32>)
+    -> tensor<1x2x6x6xf32> {
+  %0 = weft.conv %x, %e strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         : (tensor<1x2x6x6xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %1 = weft.conv %0, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+         group 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %2 = weft.conv %1, %p strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         : (tensor<1x4x6x6xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x6x6xf32>
+  return %2 : tensor<1x2x6x6xf32>
 }

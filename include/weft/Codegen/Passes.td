@@ -254,37 +254,48 @@ def WeftConvChannelsLast : Pass<"weft-conv-channels-last",
   let summary = "Store the tensors between convolutions channels-last";
   let description = [{
     Finds the convolution results that may be stored channels-last
-    (N x H x W x C): each is used only as the `input` of a `weft.conv` that
-    the CPU kernel runs channels-last (2-D, f32, static shapes: 1x1 of
-    group 1, stride 1 and no pads, or depthwise), or as the `addend` of one
-    whose result is channels-last too; a result with an addend only with
-    its addend. Of those it keeps the connected parts (tensors joined by a
-    convolution that reads one and writes the other) that a depthwise
-    convolution reads or writes: MobileNet-style blocks of 1x1 expansion,
-    depthwise convolution and 1x1 projection with their residual stream.
-    Every convolution touching a kept tensor gets `channels_last_input`
-    and/or `channels_last_result` and a kernel-first weight
-    (`kernel_first_weight`; a constant weight is permuted at compile time,
-    any other by a `weft.transpose`). Tensors the rest of the program sees
-    keep their layout. Run after `weft-fuse-conv-clamp` (a clamp or Add
-    between two convolutions keeps their tensor channels-first); CPU only.
+    (N x H x W x C): each is at most `max-plane` pixels (H x W) and used
+    only as the `input` of a `weft.conv` that the CPU kernel runs
+    channels-last (2-D, f32, static shapes: 1x1 of group 1, stride 1 and no
+    pads, or depthwise), or as the `addend` of one whose result is
+    channels-last too; a result with an addend only with its addend, and a
+    depthwise convolution's result only with its input (its forms that
+    change the layout lose to the channels-first kernels). Of those it
+    keeps the connected parts (tensors joined by a convolution that reads
+    one and writes the other) that a depthwise convolution reads or writes:
+    MobileNet-style blocks of 1x1 expansion, depthwise convolution and 1x1
+    projection with their residual stream, on the small planes where the
+    channels-last kernels win. Every convolution touching a kept tensor
+    gets `channels_last_input` and/or `channels_last_result`, and, unless it
+    is a 1x1 convolution writing channels-first, a kernel-first weight
+    (`kernel_first_weight`; a constant weight is permuted at compile time, a
+    model weight is stored permuted, any other is permuted by a
+    `weft.transpose`). Tensors the rest of the program sees keep their
+    layout. Run after `weft-fuse-conv-clamp` (a clamp or Add between two
+    convolutions keeps their tensor channels-first); CPU only.
 
     ```mlir
     %e = weft.conv %x, %w1, %b1 strides [1, 1] pads [0, 0, 0, 0]
            dilations [1, 1] clamp_min 0.0 clamp_max 6.0
-           : (...) -> tensor<1x144x56x56xf32>
+           : (...) -> tensor<1x144x28x28xf32>
     %d = weft.conv %e, %w2, %b2 strides [2, 2] pads [1, 1, 1, 1]
            dilations [1, 1] group 144 clamp_min 0.0 clamp_max 6.0
-           : (...) -> tensor<1x144x28x28xf32>
+           : (...) -> tensor<1x144x14x14xf32>
     // becomes
     %e = weft.conv %x, %w1t, %b1 ... channels_last_result
-           kernel_first_weight : (tensor<1x24x56x56xf32>,
-           tensor<1x1x24x144xf32>, tensor<144xf32>) -> tensor<1x56x56x144xf32>
+           kernel_first_weight : (tensor<1x24x28x28xf32>,
+           tensor<1x1x24x144xf32>, tensor<144xf32>) -> tensor<1x28x28x144xf32>
     %d = weft.conv %e, %w2t, %b2 ... group 144 ... channels_last_input
            channels_last_result kernel_first_weight
-           : (...) -> tensor<1x28x28x144xf32>
+           : (...) -> tensor<1x14x14x144xf32>
     ```
   }];
+  let options = [
+    Option<"maxPlane", "max-plane", "int64_t", /*default=*/"1024",
+           "Largest H x W of a tensor stored channels-last: on larger "
+           "planes the channels-first kernels win (MobileNetV2's 56x56 "
+           "and 112x112 layers; bench/kernels/README.md)">
+  ];
 }
 
 def WeftParallelizeLoops : Pass<"weft-parallelize-loops", "ModuleOp"> {
