@@ -264,8 +264,8 @@ struct ConvBuffers {
 /// buffers' sizes do not change with it, and their contents do not matter
 /// to the time).
 struct ConvColumn {
-  ConvColumn(ConvAlgorithm algorithm,
-             DepthwisePath path = DepthwisePath::Auto, int64_t layout = 0)
+  ConvColumn(ConvAlgorithm algorithm, DepthwisePath path = DepthwisePath::Auto,
+             int64_t layout = 0)
       : algorithm(algorithm), path(path), layout(layout) {}
   ConvAlgorithm algorithm;
   DepthwisePath path;
@@ -375,13 +375,13 @@ int benchConv(Contexts &contexts, const Options &options) {
         l.pad,       l.pad,    out,      out,      0,    0, 0,
         0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
-    if (int code = timeConvRow(
-            contexts, options, l.name, algorithms,
-            {ConvAlgorithm::OneDnnPlain, ConvAlgorithm::OneDnnBlocked,
-             ConvAlgorithm::OneDnnWinograd},
-            params, std::size(params),
-            {x.data(), w.data(), bias.data(), y.data()}, flops, l.count, totals,
-            implementations))
+    if (int code = timeConvRow(contexts, options, l.name, algorithms,
+                               {ConvAlgorithm::OneDnnPlain,
+                                ConvAlgorithm::OneDnnBlocked,
+                                ConvAlgorithm::OneDnnWinograd},
+                               params, std::size(params),
+                               {x.data(), w.data(), bias.data(), y.data()},
+                               flops, l.count, totals, implementations))
       return code;
   }
   printConvTotals("ResNet-18 convs, total", totals, "plain, blocked, winograd",
@@ -496,7 +496,8 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
   const std::vector<ConvColumn> algorithms = {
       {ConvAlgorithm::Depthwise, DepthwisePath::Planes},
       {ConvAlgorithm::Depthwise, DepthwisePath::ChannelBlocked},
-      ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::Auto,
+      ConvAlgorithm::OneDnnBlocked,
+      ConvAlgorithm::Auto,
       {ConvAlgorithm::Auto, DepthwisePath::Auto, 7}};
   printHeader("Depthwise 3x3 + Relu6: ours (planes, channel-blocked, "
               "channels-last) vs oneDNN blocked (MobileNetV2, batch 1)",
@@ -561,13 +562,14 @@ int benchPointwise(Contexts &contexts, const Options &options) {
   // layout 7 (channels-last input and output, HWIO weights), `nchw>nhwc`
   // layout 6 (NCHW input, channels-last output, HWIO weights).
   const std::vector<ConvColumn> algorithms = {
-      ConvAlgorithm::Im2colOneDnnGemm, ConvAlgorithm::OneDnnPlain,
-      ConvAlgorithm::Auto, {ConvAlgorithm::Auto, DepthwisePath::Auto, 7},
+      ConvAlgorithm::Im2colOneDnnGemm,
+      ConvAlgorithm::OneDnnPlain,
+      ConvAlgorithm::Auto,
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 7},
       {ConvAlgorithm::Auto, DepthwisePath::Auto, 6}};
   printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN, NCHW and "
               "channels-last (MobileNetV2, batch 1)",
-              {"i2c+dnnl", "dnnl-plain", "kept", "nhwc", "nchw>nhwc"},
-              options);
+              {"i2c+dnnl", "dnnl-plain", "kept", "nhwc", "nchw>nhwc"}, options);
   const size_t columns = contexts.all.size() * std::size(algorithms);
   std::vector<double> totals(columns, 0.0);
   std::vector<std::string> implementations;
@@ -587,11 +589,11 @@ int benchPointwise(Contexts &contexts, const Options &options) {
                               l.size,      l.size, activation, low, high,
                               0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * l.c * plane;
-    if (int code = timeConvRow(contexts, options, l.name, algorithms,
-                               {ConvAlgorithm::OneDnnPlain}, params,
-                               std::size(params),
-                               {x.data(), w.data(), bias.data(), y.data()},
-                               flops, l.count, totals, implementations))
+    if (int code =
+            timeConvRow(contexts, options, l.name, algorithms,
+                        {ConvAlgorithm::OneDnnPlain}, params, std::size(params),
+                        {x.data(), w.data(), bias.data(), y.data()}, flops,
+                        l.count, totals, implementations))
       return code;
   }
   printConvTotals("MobileNetV2 pw, total", totals, "plain", implementations);

@@ -293,13 +293,13 @@ TEST_P(ConvChannelsLastTest, PointwiseNoInputChannels) {
 // tile.
 TEST_P(ConvChannelsLastTest, DepthwiseEveryLayout) {
   const LayoutCase shapes[] = {
-      depthwise(1, 32, 28, 28, 3, 1, 1),  depthwise(1, 48, 14, 14, 3, 2, 1),
-      depthwise(2, 24, 9, 10, 3, 1, 1),   depthwise(1, 20, 15, 13, 3, 2, 1),
-      depthwise(1, 96, 7, 7, 3, 1, 1),    depthwise(1, 19, 7, 7, 3, 2, 1),
-      depthwise(1, 5, 9, 1, 3, 1, 1),     depthwise(1, 40, 12, 11, 5, 2, 2),
-      depthwise(1, 16, 1, 1, 3, 1, 1),    depthwise(1, 40, 20, 20, 3, 2, 1),
-      depthwise(2, 32, 11, 19, 5, 1, 2),  depthwise(1, 16, 13, 29, 3, 3, 1),
-      depthwise(1, 16, 10, 12, 3, 1, 2),  depthwise(1, 64, 16, 18, 3, 1, 1),
+      depthwise(1, 32, 28, 28, 3, 1, 1), depthwise(1, 48, 14, 14, 3, 2, 1),
+      depthwise(2, 24, 9, 10, 3, 1, 1),  depthwise(1, 20, 15, 13, 3, 2, 1),
+      depthwise(1, 96, 7, 7, 3, 1, 1),   depthwise(1, 19, 7, 7, 3, 2, 1),
+      depthwise(1, 5, 9, 1, 3, 1, 1),    depthwise(1, 40, 12, 11, 5, 2, 2),
+      depthwise(1, 16, 1, 1, 3, 1, 1),   depthwise(1, 40, 20, 20, 3, 2, 1),
+      depthwise(2, 32, 11, 19, 5, 1, 2), depthwise(1, 16, 13, 29, 3, 3, 1),
+      depthwise(1, 16, 10, 12, 3, 1, 2), depthwise(1, 64, 16, 18, 3, 1, 1),
   };
   for (const LayoutCase &shape : shapes)
     variants(shape, [&](const LayoutCase &c) { checkDepthwise(c); });
@@ -338,8 +338,8 @@ TEST_P(ConvChannelsLastTest, NanAndInfinityAsInPlainLayout) {
       c.activation = 1, c.low = -0.5, c.high = 0.5;
       Data data = randomData(c);
       const int64_t plane = 6 * width;
-      data.x[2 * width + width - 1] = inf;  // channel 0, a row's end
-      data.x[plane + 3 * width] = -inf;     // channel 1, a row's start
+      data.x[2 * width + width - 1] = inf; // channel 0, a row's end
+      data.x[plane + 3 * width] = -inf;    // channel 1, a row's start
       data.x[17 * plane + 5 * width + width - 1] = nan; // the partial group
       data.x[16 * plane + 2 * width + 3] = inf;         // inside
       data.x[5 * plane + 4 * width + 6] = nan;          // inside
