@@ -6,6 +6,7 @@
 // blocked for MobileNetV2's, at the requested thread counts. The kernels'
 // Auto choices follow its tables (bench/kernels/README.md). MobileNetV2's
 // pointwise (1x1) convolutions: one sgemm + a bias pass vs oneDNN's conv.
+// Its depthwise and pointwise layers in channels-last layouts as well.
 //
 //===----------------------------------------------------------------------===//
 
@@ -258,36 +259,42 @@ struct ConvBuffers {
   float *y;
 };
 
+/// One column of a convolution table: an algorithm, for the depthwise
+/// kernel the path it is forced onto, and the layout word (weft_rt.h; the
+/// buffers' sizes do not change with it, and their contents do not matter
+/// to the time).
+struct ConvColumn {
+  ConvColumn(ConvAlgorithm algorithm, DepthwisePath path = DepthwisePath::Auto,
+             int64_t layout = 0)
+      : algorithm(algorithm), path(path), layout(layout) {}
+  ConvAlgorithm algorithm;
+  DepthwisePath path;
+  int64_t layout;
+};
+
 /// One row of a convolution table: every algorithm on every context,
 /// printed as "us [GFLOP/s]"; adds `count` x each time to its column of
 /// `totals` and names oneDNN's implementation of the algorithms in `named`.
-/// Drops the cached primitives afterwards: the next row reuses the
-/// parameter block's address.
-/// One column of a convolution table: an algorithm and, for the depthwise
-/// kernel, the path it is forced onto.
-struct ConvColumn {
-  ConvColumn(ConvAlgorithm algorithm,
-             DepthwisePath path = DepthwisePath::Auto)
-      : algorithm(algorithm), path(path) {}
-  ConvAlgorithm algorithm;
-  DepthwisePath path;
-};
-
+/// `params` (`words` words, the layout word last) is copied with each
+/// column's layout. Drops the cached primitives afterwards: the next row
+/// reuses the parameter block's address.
 int timeConvRow(Contexts &contexts, const Options &options, const char *name,
                 const std::vector<ConvColumn> &columns,
                 const std::vector<ConvAlgorithm> &named, const int64_t *params,
-                const ConvBuffers &buffers, double flops, int count,
-                std::vector<double> &totals,
+                size_t words, const ConvBuffers &buffers, double flops,
+                int count, std::vector<double> &totals,
                 std::vector<std::string> &implementations) {
   std::printf("%-28s", name);
   size_t column = 0;
   for (weft_rt_context *ctx : contexts.all)
     for (const ConvColumn &columnSpec : columns) {
       const ConvAlgorithm algorithm = columnSpec.algorithm;
+      std::vector<int64_t> block(params, params + words);
+      block.back() = columnSpec.layout;
       forceDepthwisePath(columnSpec.path);
       double us = timeIt(
           [&] {
-            return convWith(ctx, algorithm, params, buffers.x, buffers.w,
+            return convWith(ctx, algorithm, block.data(), buffers.x, buffers.w,
                             buffers.bias, buffers.y);
           },
           options);
@@ -299,7 +306,7 @@ int timeConvRow(Contexts &contexts, const Options &options, const char *name,
       if (ctx == contexts.all.front() &&
           std::find(named.begin(), named.end(), algorithm) != named.end())
         implementations.push_back(std::string(name) + ": " +
-                                  oneDnnConvImplementation(ctx, params));
+                                  oneDnnConvImplementation(ctx, block.data()));
       forceDepthwisePath(DepthwisePath::Auto);
       totals[column++] += us * count;
       std::printf(" %8.1f [%5.0f]", us, flops / us / 1e3);
@@ -368,12 +375,13 @@ int benchConv(Contexts &contexts, const Options &options) {
         l.pad,       l.pad,    out,      out,      0,    0, 0,
         0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
-    if (int code = timeConvRow(
-            contexts, options, l.name, algorithms,
-            {ConvAlgorithm::OneDnnPlain, ConvAlgorithm::OneDnnBlocked,
-             ConvAlgorithm::OneDnnWinograd},
-            params, {x.data(), w.data(), bias.data(), y.data()}, flops, l.count,
-            totals, implementations))
+    if (int code = timeConvRow(contexts, options, l.name, algorithms,
+                               {ConvAlgorithm::OneDnnPlain,
+                                ConvAlgorithm::OneDnnBlocked,
+                                ConvAlgorithm::OneDnnWinograd},
+                               params, std::size(params),
+                               {x.data(), w.data(), bias.data(), y.data()},
+                               flops, l.count, totals, implementations))
       return code;
   }
   printConvTotals("ResNet-18 convs, total", totals, "plain, blocked, winograd",
@@ -429,8 +437,9 @@ int benchStem(Contexts &contexts, const Options &options) {
     if (int code = timeConvRow(
             contexts, options, l.name, algorithms,
             {ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::OneDnnWinograd},
-            params, {x.data(), w.data(), bias.data(), y.data()}, flops, 1,
-            totals, implementations))
+            params, std::size(params),
+            {x.data(), w.data(), bias.data(), y.data()}, flops, 1, totals,
+            implementations))
       return code;
   }
   printConvTotals("3 first layers, total", totals, "blocked, winograd",
@@ -482,14 +491,18 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
       {"dw 576 14 s2", 576, 14, 2, 1},
       {"dw 960 7 s1 (x3)", 960, 7, 1, 3},
   };
-  // The last column is what weft_rt_cpu_conv picks (Auto).
+  // `kept` is what weft_rt_cpu_conv picks (Auto) in NCHW, `nhwc` in
+  // layout 7: channels-last input and output, HWIO weights.
   const std::vector<ConvColumn> algorithms = {
       {ConvAlgorithm::Depthwise, DepthwisePath::Planes},
       {ConvAlgorithm::Depthwise, DepthwisePath::ChannelBlocked},
-      ConvAlgorithm::OneDnnBlocked, ConvAlgorithm::Auto};
-  printHeader("Depthwise 3x3 + Relu6: ours (planes, channel-blocked) vs "
-              "oneDNN blocked (MobileNetV2, batch 1)",
-              {"dw-planes", "dw-blocked", "dnnl-blocked", "kept"}, options);
+      ConvAlgorithm::OneDnnBlocked,
+      ConvAlgorithm::Auto,
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 7}};
+  printHeader("Depthwise 3x3 + Relu6: ours (planes, channel-blocked, "
+              "channels-last) vs oneDNN blocked (MobileNetV2, batch 1)",
+              {"dw-planes", "dw-blocked", "dnnl-blocked", "kept", "nhwc"},
+              options);
   const size_t columns = contexts.all.size() * std::size(algorithms);
   std::vector<double> totals(columns, 0.0);
   std::vector<std::string> implementations;
@@ -509,6 +522,7 @@ int benchDepthwise(Contexts &contexts, const Options &options) {
     double flops = 2.0 * l.c * out * out * 9;
     if (int code = timeConvRow(contexts, options, l.name, algorithms,
                                {ConvAlgorithm::OneDnnBlocked}, params,
+                               std::size(params),
                                {x.data(), w.data(), bias.data(), y.data()},
                                flops, l.count, totals, implementations))
       return code;
@@ -544,13 +558,18 @@ int benchPointwise(Contexts &contexts, const Options &options) {
       {"pw 160x960 7", 160, 960, 7, 2},   {"pw 320x960 7", 320, 960, 7, 1},
       {"pw 1280x320 7", 1280, 320, 7, 1},
   };
-  // The last column is what weft_rt_cpu_conv picks (Auto).
+  // `kept` is what weft_rt_cpu_conv picks (Auto) in NCHW; `nhwc` is
+  // layout 7 (channels-last input and output, HWIO weights), `nchw>nhwc`
+  // layout 6 (NCHW input, channels-last output, HWIO weights).
   const std::vector<ConvColumn> algorithms = {
-      ConvAlgorithm::Im2colOneDnnGemm, ConvAlgorithm::OneDnnPlain,
-      ConvAlgorithm::Auto};
-  printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN (MobileNetV2, "
-              "batch 1)",
-              {"i2c+dnnl", "dnnl-plain", "kept"}, options);
+      ConvAlgorithm::Im2colOneDnnGemm,
+      ConvAlgorithm::OneDnnPlain,
+      ConvAlgorithm::Auto,
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 7},
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 6}};
+  printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN, NCHW and "
+              "channels-last (MobileNetV2, batch 1)",
+              {"i2c+dnnl", "dnnl-plain", "kept", "nhwc", "nchw>nhwc"}, options);
   const size_t columns = contexts.all.size() * std::size(algorithms);
   std::vector<double> totals(columns, 0.0);
   std::vector<std::string> implementations;
@@ -570,10 +589,11 @@ int benchPointwise(Contexts &contexts, const Options &options) {
                               l.size,      l.size, activation, low, high,
                               0}; // layout 0: NCHW
     double flops = 2.0 * l.oc * l.c * plane;
-    if (int code = timeConvRow(contexts, options, l.name, algorithms,
-                               {ConvAlgorithm::OneDnnPlain}, params,
-                               {x.data(), w.data(), bias.data(), y.data()},
-                               flops, l.count, totals, implementations))
+    if (int code =
+            timeConvRow(contexts, options, l.name, algorithms,
+                        {ConvAlgorithm::OneDnnPlain}, params, std::size(params),
+                        {x.data(), w.data(), bias.data(), y.data()}, flops,
+                        l.count, totals, implementations))
       return code;
   }
   printConvTotals("MobileNetV2 pw, total", totals, "plain", implementations);

@@ -286,20 +286,29 @@ TEST_P(ConvChannelsLastTest, PointwiseNoInputChannels) {
 // Tests depthwise convolutions in every layout: MobileNetV2's 3x3 layers
 // scaled down (stride 1 and 2, pads 1), channels a multiple of 16, of 8
 // only, and of neither (a partial group), two images, 7-wide and 1-wide
-// planes, a 5x5 kernel, asymmetric pads; the plain loop for each.
+// planes, a 5x5 kernel, asymmetric pads; the plain loop for each. Rows of
+// more than 8 outputs read a channels-last input in place (strides 1 and 2
+// with constant offsets, 3 without; pads of 2 around a 3x3 kernel, whose
+// edge outputs skip whole kernel rows and columns), the others through the
+// tile.
 TEST_P(ConvChannelsLastTest, DepthwiseEveryLayout) {
   const LayoutCase shapes[] = {
       depthwise(1, 32, 28, 28, 3, 1, 1), depthwise(1, 48, 14, 14, 3, 2, 1),
       depthwise(2, 24, 9, 10, 3, 1, 1),  depthwise(1, 20, 15, 13, 3, 2, 1),
-      depthwise(1, 96, 7, 7, 3, 1, 1),  depthwise(1, 19, 7, 7, 3, 2, 1),
+      depthwise(1, 96, 7, 7, 3, 1, 1),   depthwise(1, 19, 7, 7, 3, 2, 1),
       depthwise(1, 5, 9, 1, 3, 1, 1),    depthwise(1, 40, 12, 11, 5, 2, 2),
-      depthwise(1, 16, 1, 1, 3, 1, 1),
+      depthwise(1, 16, 1, 1, 3, 1, 1),   depthwise(1, 40, 20, 20, 3, 2, 1),
+      depthwise(2, 32, 11, 19, 5, 1, 2), depthwise(1, 16, 13, 29, 3, 3, 1),
+      depthwise(1, 16, 10, 12, 3, 1, 2), depthwise(1, 64, 16, 18, 3, 1, 1),
   };
   for (const LayoutCase &shape : shapes)
     variants(shape, [&](const LayoutCase &c) { checkDepthwise(c); });
   LayoutCase asymmetric = depthwise(2, 21, 10, 12, 3, 2, 0);
   asymmetric.padBottom = 1, asymmetric.padRight = 2;
   variants(asymmetric, [&](const LayoutCase &c) { checkDepthwise(c); });
+  LayoutCase wideAsymmetric = depthwise(1, 24, 12, 20, 3, 1, 0);
+  wideAsymmetric.padBottom = 2, wideAsymmetric.padRight = 1;
+  variants(wideAsymmetric, [&](const LayoutCase &c) { checkDepthwise(c); });
 }
 
 // Tests depthwise shapes the tiles do not take, which run the plain loop
@@ -322,17 +331,20 @@ TEST_P(ConvChannelsLastTest, DepthwiseFallback) {
 TEST_P(ConvChannelsLastTest, NanAndInfinityAsInPlainLayout) {
   const float inf = std::numeric_limits<float>::infinity();
   const float nan = std::numeric_limits<float>::quiet_NaN();
-  for (int64_t stride : {1, 2}) {
-    LayoutCase c = depthwise(1, 18, 6, 8, 3, stride, 1);
-    c.activation = 1, c.low = -0.5, c.high = 0.5;
-    Data data = randomData(c);
-    const int64_t plane = 6 * 8;
-    data.x[2 * 8 + 7] = inf;                  // channel 0, a row's end
-    data.x[plane + 3 * 8] = -inf;             // channel 1, a row's start
-    data.x[17 * plane + 5 * 8 + 7] = nan;     // the partial group's channel
-    data.x[16 * plane + 2 * 8 + 3] = inf;     // inside
-    checkDepthwise(c, &data);
-  }
+  // 8-wide rows (through the tile) and 20-wide ones (read in place).
+  for (int64_t width : {8, 20})
+    for (int64_t stride : {1, 2}) {
+      LayoutCase c = depthwise(1, 18, 6, width, 3, stride, 1);
+      c.activation = 1, c.low = -0.5, c.high = 0.5;
+      Data data = randomData(c);
+      const int64_t plane = 6 * width;
+      data.x[2 * width + width - 1] = inf; // channel 0, a row's end
+      data.x[plane + 3 * width] = -inf;    // channel 1, a row's start
+      data.x[17 * plane + 5 * width + width - 1] = nan; // the partial group
+      data.x[16 * plane + 2 * width + 3] = inf;         // inside
+      data.x[5 * plane + 4 * width + 6] = nan;          // inside
+      checkDepthwise(c, &data);
+    }
   LayoutCase c = pointwise(1, 20, 24, 5, 7);
   c.activation = 1, c.low = -0.5, c.high = 0.5;
   Data data = randomData(c);
