@@ -290,7 +290,8 @@ TEST_P(ConvChannelsLastTest, PointwiseNoInputChannels) {
 // more than 8 outputs read a channels-last input in place (strides 1 and 2
 // with constant offsets, 3 without; pads of 2 around a 3x3 kernel, whose
 // edge outputs skip whole kernel rows and columns), the others through the
-// tile.
+// tile, as does a partial group of channels (alone with 5 channels, or 8
+// on AVX-512).
 TEST_P(ConvChannelsLastTest, DepthwiseEveryLayout) {
   const LayoutCase shapes[] = {
       depthwise(1, 32, 28, 28, 3, 1, 1), depthwise(1, 48, 14, 14, 3, 2, 1),
@@ -300,6 +301,7 @@ TEST_P(ConvChannelsLastTest, DepthwiseEveryLayout) {
       depthwise(1, 16, 1, 1, 3, 1, 1),   depthwise(1, 40, 20, 20, 3, 2, 1),
       depthwise(2, 32, 11, 19, 5, 1, 2), depthwise(1, 16, 13, 29, 3, 3, 1),
       depthwise(1, 16, 10, 12, 3, 1, 2), depthwise(1, 64, 16, 18, 3, 1, 1),
+      depthwise(2, 5, 6, 12, 3, 1, 1),   depthwise(1, 8, 9, 13, 3, 2, 1),
   };
   for (const LayoutCase &shape : shapes)
     variants(shape, [&](const LayoutCase &c) { checkDepthwise(c); });
