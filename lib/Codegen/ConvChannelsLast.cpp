@@ -10,19 +10,22 @@
 // at 7x7: 201 -> 154 us, one thread; bench/kernels/README.md).
 //
 // The pass finds the largest set of convolution results that may be
-// channels-last: each is used only as the input of a convolution the CPU
-// kernel runs channels-last, or as the addend of one whose result is in the
-// set too (an addend has its result's layout); a result with an addend is
-// in the set only with its addend. Of that set it keeps the connected parts
+// channels-last: each is at most max-plane pixels (on MobileNetV2's 56x56
+// and 112x112 planes the channels-first kernels win) and used only as the
+// input of a convolution the CPU kernel runs channels-last, or as the
+// addend of one whose result is in the set too (an addend has its result's
+// layout); a result with an addend is in the set only with its addend, and
+// a depthwise convolution's result only with its input (its forms that
+// change the layout, a transposing tile fill or store, lose to the
+// channels-first kernels). Of that set it keeps the connected parts
 // (tensors joined by a convolution that reads one and writes the other)
-// that contain a depthwise convolution: the gain is the depthwise layers';
-// a chain of 1x1 convolutions alone would only trade one GEMM shape for
-// another, and its last one would read channels-last and write
-// channels-first, the slowest of the GEMM's forms on large planes. Every
-// convolution touching a kept tensor then says so in its layout attributes
-// and takes its weight kernel-first (K x K x C/group x M, permuted here once
-// when the weight is a constant), the form the GEMM reads without a
-// transpose.
+// that contain a depthwise convolution: the gain is the depthwise layers'
+// and the small planes' GEMMs; a chain of 1x1 convolutions alone would only
+// trade one GEMM shape for another. Every convolution touching a kept
+// tensor then says so in its layout attributes and, unless it is a 1x1
+// convolution writing channels-first (whose GEMM reads M x C as it is),
+// takes its weight kernel-first (K x K x C/group x M: permuted here once
+// when the weight is a constant, stored permuted when it is the model's).
 //
 //===----------------------------------------------------------------------===//
 
@@ -103,8 +106,8 @@ llvm::SetVector<Value> feasibleTensors(func::FuncOp func, int64_t maxPlane) {
         } else if (use.getOperandNumber() ==
                    consumer.getInputMutable().getOperandNumber()) {
           // Read as the input: a 1x1 convolution may change the layout.
-          feasible = !isDepthwise(consumer) ||
-                     chosen.contains(consumer.getResult());
+          feasible =
+              !isDepthwise(consumer) || chosen.contains(consumer.getResult());
         } else if (consumer.getAddend() &&
                    use.getOperandNumber() ==
                        consumer.getAddendMutable()[0].getOperandNumber()) {
@@ -125,8 +128,9 @@ llvm::SetVector<Value> feasibleTensors(func::FuncOp func, int64_t maxPlane) {
 
 /// Keeps the connected parts of `chosen` that a depthwise convolution
 /// reads or writes.
-llvm::DenseSet<Value> keepPartsWithDepthwise(func::FuncOp func,
-                                             const llvm::SetVector<Value> &chosen) {
+llvm::DenseSet<Value>
+keepPartsWithDepthwise(func::FuncOp func,
+                       const llvm::SetVector<Value> &chosen) {
   llvm::EquivalenceClasses<void *> parts;
   for (Value tensor : chosen)
     parts.insert(tensor.getAsOpaquePointer());
@@ -160,8 +164,8 @@ llvm::DenseSet<Value> keepPartsWithDepthwise(func::FuncOp func,
 Value kernelFirstWeight(OpBuilder &b, Location loc, Value weight) {
   auto type = cast<RankedTensorType>(weight.getType());
   SmallVector<int64_t> perm = toKernelFirstWeightPerm(type.getRank());
-  auto permutedType = RankedTensorType::get(
-      permuteShape(type.getShape(), perm), type.getElementType());
+  auto permutedType = RankedTensorType::get(permuteShape(type.getShape(), perm),
+                                            type.getElementType());
   if (auto stored = weight.getDefiningOp<WeightOp>()) {
     // The weights file holds it permuted (layoutWeights).
     SmallVector<int64_t> composed = perm;
