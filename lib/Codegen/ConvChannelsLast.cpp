@@ -33,6 +33,7 @@
 #include "weft/Codegen/Passes.h"
 #include "weft/WeftOps.h"
 
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
 #include "llvm/ADT/SetVector.h"
@@ -223,9 +224,15 @@ void relayout(ConvOp conv, const llvm::DenseSet<Value> &channelsLast) {
   // us, as channels-first, against 235 with a kernel-first weight).
   if (result || isDepthwise(conv)) {
     OpBuilder b(conv);
-    Value weight = kernelFirstWeight(b, conv.getLoc(), conv.getWeight());
-    conv.getWeightMutable().assign(weight);
+    Value original = conv.getWeight();
+    conv.getWeightMutable().assign(
+        kernelFirstWeight(b, conv.getLoc(), original));
     conv.setKernelFirstWeight(true);
+    // weftc lays out the weights right after this pass: a weight nothing
+    // reads any more must not take space in the device's file.
+    if (Operation *def = original.getDefiningOp();
+        def && isOpTriviallyDead(def))
+      def->erase();
   }
   if (input)
     conv.setChannelsLastInput(true);

@@ -20,6 +20,7 @@
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/xxhash.h"
 
+#include <cstring>
 #include <map>
 #include <set>
 #include <tuple>
@@ -173,7 +174,9 @@ static void forEachBlockRun(const WeightCopy &copy, StringRef stored,
 }
 
 /// The elements of `bytes` (row-major, copy.unpermutedShape) with their
-/// dimensions permuted by copy.perm, as weft.transpose would.
+/// dimensions permuted by copy.perm, as weft.transpose would. The innermost
+/// permuted dimension is a strided run, copied in a tight loop (MobileNetV2's
+/// 3.5 million weights permute in a few milliseconds).
 static std::string permuteElements(const WeightCopy &copy, StringRef bytes) {
   ArrayRef<int64_t> shape = copy.unpermutedShape, perm = copy.perm;
   const int64_t rank = shape.size(), width = copy.elementBytes;
@@ -185,17 +188,24 @@ static std::string permuteElements(const WeightCopy &copy, StringRef bytes) {
     permutedShape.push_back(shape[d]);
     permutedStrides.push_back(strides[d]);
   }
-  std::string out;
-  out.reserve(bytes.size());
-  if (product(shape) == 0)
+  std::string out(bytes.size(), '\0');
+  if (product(shape) == 0 || rank == 0) {
+    out = bytes.str();
     return out;
-  SmallVector<int64_t> index(rank, 0);
+  }
+  const int64_t run = permutedShape[rank - 1];
+  const int64_t runStride = permutedStrides[rank - 1] * width;
+  char *dst = out.data();
+  // An odometer over the permuted dimensions before the last.
+  SmallVector<int64_t> index(rank - 1, 0);
   while (true) {
     int64_t element = 0;
-    for (int64_t i = 0; i < rank; ++i)
+    for (int64_t i = 0; i + 1 < rank; ++i)
       element += index[i] * permutedStrides[i];
-    out.append(bytes.data() + element * width, width);
-    int64_t i = rank - 1;
+    const char *src = bytes.data() + element * width;
+    for (int64_t j = 0; j < run; ++j, dst += width, src += runStride)
+      std::memcpy(dst, src, width);
+    int64_t i = rank - 2;
     while (i >= 0 && ++index[i] == permutedShape[i])
       index[i--] = 0;
     if (i < 0)

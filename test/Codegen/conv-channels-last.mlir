@@ -13,6 +13,9 @@
 // kernel-first here, weights from the model file are stored permuted, any
 // other is permuted by a weft.transpose.
 // CHECK-LABEL: func.func @blocks
+// The weights as they were are gone (weftc would lay them out too).
+// CHECK-NOT: tensor<2x2x1x1xf32>
+// CHECK-NOT: tensor<2x1x3x3xf32>
 // CHECK: %[[W1:.*]] = weft.constant dense<{{\[\[\[\[}}1.000000e+00, 3.000000e+00], [2.000000e+00, 4.000000e+00]]]]> : tensor<1x1x2x2xf32>
 // CHECK: %[[E:.*]] = weft.conv %arg0, %[[W1]] {{.*}} clamp_min 0.000000e+00 clamp_max 6.000000e+00 channels_last_result kernel_first_weight : (tensor<1x2x8x8xf32>, tensor<1x1x2x2xf32>) -> tensor<1x8x8x2xf32>
 // CHECK: %[[WD:.*]] = weft.weight "dw" from "m.onnx" offset 0 size 72 checksum "0123456789abcdef" permuted [2, 3, 1, 0] : tensor<3x3x1x2xf32>
