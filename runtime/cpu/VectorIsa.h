@@ -70,6 +70,7 @@ struct Isa {
   WEFT_RT_ISA_FN("avx512f") V fma(V a, V b, V c) {
     return _mm512_fmadd_ps(a, b, c);
   }
+  WEFT_RT_ISA_FN("avx512f") V add(V a, V b) { return _mm512_add_ps(a, b); }
   /// min and max return their second operand when either is NaN: put the
   /// value that must keep its NaN second.
   WEFT_RT_ISA_FN("avx512f") V min(V a, V b) { return _mm512_min_ps(a, b); }
@@ -135,6 +136,7 @@ struct Isa {
   WEFT_RT_ISA_FN("avx2,fma") V fma(V a, V b, V c) {
     return _mm256_fmadd_ps(a, b, c);
   }
+  WEFT_RT_ISA_FN("avx2,fma") V add(V a, V b) { return _mm256_add_ps(a, b); }
   WEFT_RT_ISA_FN("avx2,fma") V min(V a, V b) { return _mm256_min_ps(a, b); }
   WEFT_RT_ISA_FN("avx2,fma") V max(V a, V b) { return _mm256_max_ps(a, b); }
   /// The sum of the lanes.
