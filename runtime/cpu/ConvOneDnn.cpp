@@ -12,6 +12,7 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -69,10 +70,14 @@ struct OneDnnConv : CacheEntry {
                 userDst = nullptr;
   /// oneDNN-owned buffers in the primitive's layouts, where they differ.
   dnnl_memory_t convSrc = nullptr, convWeight = nullptr, convDst = nullptr;
-  /// The primitive's scratch memory, allocated once: left to oneDNN, large
-  /// ones (GEMM-based convolution's im2col buffer) are mapped and faulted in
+  /// The primitive's scratch memory: left to oneDNN, large ones
+  /// (GEMM-based convolution's im2col buffer) are mapped and faulted in
   /// again at every call.
   dnnl_memory_t scratchpad = nullptr;
+  /// convSrc, convDst and scratchpad have no memory of their own: at each
+  /// call they point into the context's working memory (sharedWork), at
+  /// these offsets, `workBytes` in all.
+  size_t srcOffset = 0, dstOffset = 0, scratchOffset = 0, workBytes = 0;
   WeightProbe probe;
   int64_t weightCount = 0;
 
@@ -154,17 +159,63 @@ static weft_rt_status makeReorder(weft_rt_context *ctx, dnnl_engine_t engine,
 }
 
 /// Memory in the primitive's layout `md` unless it equals the plain `user`
-/// one; then the user's memory serves and no reorder is needed.
+/// one; then the user's memory serves and no reorder is needed. With
+/// `workOffset`, the memory gets no buffer of its own but a place in the
+/// op's working memory (see OneDnnConv::workBytes), from *workOffset on.
 static weft_rt_status internalMemory(weft_rt_context *ctx, OneDnnConv &e,
                                      const dnnl_memory_desc_t *md,
                                      const dnnl_memory_desc_t *user,
-                                     dnnl_memory_t *out, bool &reorder) {
+                                     dnnl_memory_t *out, bool &reorder,
+                                     size_t *workOffset = nullptr) {
   reorder = !dnnl_memory_desc_equal(md, user);
   if (!reorder)
     return WEFT_RT_OK;
-  DNNL_TRY(ctx, dnnl_memory_create(out, md, e.engine, DNNL_MEMORY_ALLOCATE),
-           "memory allocation");
+  if (!workOffset) {
+    DNNL_TRY(ctx, dnnl_memory_create(out, md, e.engine, DNNL_MEMORY_ALLOCATE),
+             "memory allocation");
+    return WEFT_RT_OK;
+  }
+  *workOffset = e.workBytes;
+  e.workBytes += (dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
+  DNNL_TRY(ctx, dnnl_memory_create(out, md, e.engine, nullptr),
+           "memory creation");
   return WEFT_RT_OK;
+}
+
+namespace {
+/// One context's working memory for its oneDNN convolutions (their
+/// reordered inputs and outputs and their scratchpads), as large as the
+/// largest needs. The convolutions run one at a time, so they share it:
+/// each owning its buffers, CRNN's eight layers touched about 10 MB of them
+/// per inference beside 26 MB of Winograd weights, and the weights fell out
+/// of the 32 MB L3.
+struct SharedWork : CacheEntry {
+  void *data = nullptr;
+  size_t bytes = 0;
+  ~SharedWork() override { std::free(data); }
+};
+/// The cache key of SharedWork: an address no parameter block has.
+const int64_t kSharedWorkKey = 0;
+} // namespace
+
+/// The context's working memory, grown to at least `bytes`; null after
+/// reporting WEFT_RT_OUT_OF_MEMORY.
+static void *sharedWork(weft_rt_context *ctx, size_t bytes) {
+  auto *work = findCached<SharedWork>(ctx, &kSharedWorkKey, 0);
+  if (!work)
+    work = storeCached(ctx, &kSharedWorkKey, 0, std::make_unique<SharedWork>());
+  if (work->bytes >= bytes)
+    return work->data;
+  void *grown = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+  if (!grown) {
+    weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
+                 "conv: cannot allocate %zu bytes of working memory", bytes);
+    return nullptr;
+  }
+  std::free(work->data);
+  work->data = grown;
+  work->bytes = bytes;
+  return grown;
 }
 
 static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
@@ -297,18 +348,23 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
   if (status != dnnl_success)
     result = dnnlFailure(ctx, status, "convolution primitive creation");
   if (result == WEFT_RT_OK)
-    result = internalMemory(ctx, e, srcMd, &userSrc, &e.convSrc, reorderSrc);
+    result = internalMemory(ctx, e, srcMd, &userSrc, &e.convSrc, reorderSrc,
+                            &e.srcOffset);
+  // The reordered weights are kept between calls: memory of their own.
   if (result == WEFT_RT_OK)
     result = internalMemory(ctx, e, weightMd, &userWeight, &e.convWeight,
                             reorderWeight);
   if (result == WEFT_RT_OK)
-    result = internalMemory(ctx, e, dstMd, &userDst, &e.convDst, reorderDst);
+    result = internalMemory(ctx, e, dstMd, &userDst, &e.convDst, reorderDst,
+                            &e.dstOffset);
   if (result == WEFT_RT_OK && scratchMd &&
       dnnl_memory_desc_get_size(scratchMd) > 0) {
-    dnnl_status_t scratchStatus = dnnl_memory_create(
-        &e.scratchpad, scratchMd, e.engine, DNNL_MEMORY_ALLOCATE);
+    e.scratchOffset = e.workBytes;
+    e.workBytes += (dnnl_memory_desc_get_size(scratchMd) + 63) / 64 * 64;
+    dnnl_status_t scratchStatus =
+        dnnl_memory_create(&e.scratchpad, scratchMd, e.engine, nullptr);
     if (scratchStatus != dnnl_success)
-      result = dnnlFailure(ctx, scratchStatus, "scratchpad allocation");
+      result = dnnlFailure(ctx, scratchStatus, "scratchpad creation");
   }
   if (result == WEFT_RT_OK && reorderSrc)
     result = makeReorder(ctx, e.engine, &userSrc, srcMd, &e.srcReorder);
@@ -390,6 +446,24 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
   if (hasBias)
     DNNL_TRY(ctx, dnnl_memory_set_data_handle(e->userBias, handle(bias)),
              "set bias");
+  if (e->workBytes > 0) {
+    auto *work = static_cast<char *>(sharedWork(ctx, e->workBytes));
+    if (!work)
+      return WEFT_RT_OUT_OF_MEMORY;
+    if (e->convSrc)
+      DNNL_TRY(ctx,
+               dnnl_memory_set_data_handle(e->convSrc, work + e->srcOffset),
+               "set reordered source");
+    if (e->convDst)
+      DNNL_TRY(ctx,
+               dnnl_memory_set_data_handle(e->convDst, work + e->dstOffset),
+               "set reordered output");
+    if (e->scratchpad)
+      DNNL_TRY(
+          ctx,
+          dnnl_memory_set_data_handle(e->scratchpad, work + e->scratchOffset),
+          "set scratchpad");
+  }
 
   // Weights are constant: reorder them once per buffer.
   if (e->weightReorder && !e->probe.matches(weight, e->weightCount)) {

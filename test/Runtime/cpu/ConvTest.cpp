@@ -74,9 +74,9 @@ const ConvAlgorithm kAlgorithms[] = {ConvAlgorithm::Auto,
 /// most 256 input channels x kernel taps, on a CPU with AVX2 or AVX-512.
 bool directTakes(const ConvCase &c) {
   __builtin_cpu_init();
-  bool vectors = __builtin_cpu_supports("avx512f") ||
-                 (__builtin_cpu_supports("avx2") &&
-                  __builtin_cpu_supports("fma"));
+  bool vectors =
+      __builtin_cpu_supports("avx512f") ||
+      (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
   return vectors && c.group == 1 && c.in.size() <= 2 &&
          c.c * product(c.kernel) <= 256;
 }
@@ -245,7 +245,15 @@ TEST_P(ConvTest, FusedAddend) {
       {1, 3, 8, 1, {20, 24}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
       {1, 4, 6, 2, {8, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {2, 3, 5, 1, {17}, {4}, {2}, {2}, {3}, {1}},
-      {1, 2, 3, 1, {5, 6, 7}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2},
+      {1,
+       2,
+       3,
+       1,
+       {5, 6, 7},
+       {2, 3, 3},
+       {1, 2, 1},
+       {1, 1, 2},
+       {1, 0, 2},
        {0, 1, 2}},
   };
   for (const ConvCase &shape : shapes)
@@ -643,8 +651,8 @@ protected:
          {DepthwisePath::Planes, DepthwisePath::ChannelBlocked}) {
       weft::rt::cpu::forceDepthwisePath(path);
       std::vector<DepthwiseIsa> done;
-      for (DepthwiseIsa cap : {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2,
-                               DepthwiseIsa::Baseline}) {
+      for (DepthwiseIsa cap :
+           {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2, DepthwiseIsa::Baseline}) {
         DepthwiseIsa isa = weft::rt::cpu::capDepthwiseIsa(cap);
         if (std::find(done.begin(), done.end(), isa) != done.end())
           continue;
@@ -743,9 +751,14 @@ TEST_P(DepthwiseTest, OtherKernelsStridesDilations) {
 // rows of 48 outputs or more need not be whole vectors), odd heights, pads
 // of 0 to 2 after.
 TEST_P(DepthwiseTest, WideRows) {
-  for (std::vector<int64_t> in :
-       {std::vector<int64_t>{5, 32}, {6, 48}, {3, 64}, {9, 112}, {1, 16},
-        {4, 56}, {7, 50}, {3, 49}})
+  for (std::vector<int64_t> in : {std::vector<int64_t>{5, 32},
+                                  {6, 48},
+                                  {3, 64},
+                                  {9, 112},
+                                  {1, 16},
+                                  {4, 56},
+                                  {7, 50},
+                                  {3, 49}})
     for (int64_t padBottom : {1, 0, 2})
       if (in[0] + 1 + padBottom >= 3)
         checkVariants(
@@ -848,3 +861,42 @@ TEST_P(ConvTest, DepthwiseChoice) {
 
 WEFT_KERNEL_TEST_THREADS(ConvTest);
 WEFT_KERNEL_TEST_THREADS(DepthwiseTest);
+
+// Tests that oneDNN convolutions of one context, which share its working
+// memory (reordered inputs and outputs, scratchpads), each get it right
+// when they alternate and the memory grows between them: a small blocked
+// convolution, a Winograd one that needs more, and the small one again.
+TEST_P(ConvTest, OneDnnConvolutionsShareWorkingMemory) {
+  ConvCase small{1, 4, 8, 1, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}};
+  ConvCase large{1,      32,     48,     1,      {20, 20},
+                 {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  struct Run {
+    ConvCase c;
+    ConvAlgorithm algorithm;
+    Params p;
+    std::vector<float> x, w, bias;
+    std::vector<double> expected;
+  };
+  auto make = [](const ConvCase &c, ConvAlgorithm algorithm) {
+    Run r{c,
+          algorithm,
+          c.params(),
+          randomValues<float>(c.n * c.c * product(c.in), 21),
+          randomValues<float>(c.oc * (c.c / c.group) * product(c.kernel), 22),
+          randomValues<float>(c.oc, 23),
+          {}};
+    r.expected = clampReference(c, referenceConv(c, r.x, r.w, r.bias));
+    return r;
+  };
+  Run runs[] = {make(small, ConvAlgorithm::OneDnnBlocked),
+                make(large, ConvAlgorithm::OneDnnWinograd)};
+  for (int i : {0, 1, 0, 1, 0}) {
+    Run &r = runs[i];
+    std::vector<float> out(r.expected.size(), 99.0f);
+    ASSERT_EQ(weft::rt::cpu::convWith(ctx, r.algorithm, r.p.data(), r.x.data(),
+                                      r.w.data(), r.bias.data(), out.data()),
+              WEFT_RT_OK)
+        << error();
+    EXPECT_TRUE(allClose(out, r.expected, 1e-4, 1e-4)) << "run of case " << i;
+  }
+}
