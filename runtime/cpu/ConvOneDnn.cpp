@@ -194,16 +194,17 @@ struct SharedWork : CacheEntry {
   size_t bytes = 0;
   ~SharedWork() override { std::free(data); }
 };
-/// The cache key of SharedWork: an address no parameter block has.
+/// The cache key of SharedWork: an address no parameter block has, and a
+/// one-word "block" to compare (an empty one would memcmp a null pointer).
 const int64_t kSharedWorkKey = 0;
 } // namespace
 
 /// The context's working memory, grown to at least `bytes`; null after
 /// reporting WEFT_RT_OUT_OF_MEMORY.
 static void *sharedWork(weft_rt_context *ctx, size_t bytes) {
-  auto *work = findCached<SharedWork>(ctx, &kSharedWorkKey, 0);
+  auto *work = findCached<SharedWork>(ctx, &kSharedWorkKey, 1);
   if (!work)
-    work = storeCached(ctx, &kSharedWorkKey, 0, std::make_unique<SharedWork>());
+    work = storeCached(ctx, &kSharedWorkKey, 1, std::make_unique<SharedWork>());
   if (work->bytes >= bytes)
     return work->data;
   void *grown = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
