@@ -16,7 +16,8 @@ failing check stops the run before anything is timed. Then, --rounds times,
 for every model and thread count, it times weft default, weft native
 (`weft-run PKG --bench N --threads T`: the run call only, inputs already
 loaded) and onnxruntime on the CPU (../shared/bench/ort_bench.js:
-session.run only) on the same inputs, one right after the other, and prints
+session.run only) on the same inputs, in --chunks chunks that take turns
+(a figure is the median of its chunks' medians), and prints
 a table of medians per round with a summary: per thread count the geometric
 mean of weft/ort over the models whose ort median is at least 1 ms (shorter
 ones, the mlp, are listed but left out of the mean: a few microseconds of
@@ -46,6 +47,7 @@ import os
 import platform
 import re
 import shlex
+import statistics
 import shutil
 import subprocess
 import sys
@@ -291,16 +293,32 @@ def ort_median(modules, name, model, data, threads, iters, warmup):
 
 
 def time_round(args, modules, models, packages, threads):
-    """One round: rows of (name, threads, weft, native, ort) medians in ms."""
+    """One round: rows of (name, threads, weft, native, ort) medians in ms.
+
+    The runs of each model and thread count are split into --chunks chunks,
+    weft, weft native and onnxruntime taking turns chunk by chunk; each
+    tool's figure is the median of its chunks' medians. On this VM the
+    second core is at times unavailable for several seconds: measured in
+    one block each, whichever tool ran then lost its two-thread speed-up
+    and its ratio was off by up to 1.5x; taking turns, such a window spoils
+    one chunk of each tool, which the median leaves out."""
     rows, ort_version = [], ORT_VERSION
+    chunks = args.chunks
+    per_chunk = max(1, args.iters // chunks)
     for name, model, data in models:
         for t in threads:
-            w = weft_median(args.build, name, packages[name]["default"],
-                            data, t, args.iters, args.warmup)
-            n = weft_median(args.build, name, packages[name]["native"],
-                            data, t, args.iters, args.warmup)
-            o, ort_version = ort_median(modules, name, model, data, t,
-                                        args.iters, args.warmup)
+            ws, ns, os_ = [], [], []
+            for _ in range(chunks):
+                ws.append(weft_median(args.build, name,
+                                      packages[name]["default"], data, t,
+                                      per_chunk, args.warmup))
+                ns.append(weft_median(args.build, name,
+                                      packages[name]["native"], data, t,
+                                      per_chunk, args.warmup))
+                o, ort_version = ort_median(modules, name, model, data, t,
+                                            per_chunk, args.warmup)
+                os_.append(o)
+            w, n, o = (statistics.median(x) for x in (ws, ns, os_))
             rows.append((name, t, w, n, o))
             print(f"{name:12s} threads {t}: weft {w:8.3f} ms  native "
                   f"{n:8.3f} ms  onnxruntime {o:8.3f} ms  ratio {w / o:5.2f} "
@@ -371,12 +389,16 @@ def doc_text(args, machine, rounds, ort_version, skipped):
     out = ["# Benchmarks", "", paragraph(f"""
         Written by `bench/compare.py --write` on {datetime.date.today()}:
         median latency of one inference (the run call only, inputs already
-        loaded) over {args.iters} runs after {args.warmup} warm-up runs, for
-        weft compiled for the default CPU (x86-64-v3), weft compiled with
-        `--mcpu=native`, and onnxruntime {ort_version} (CPU execution
-        provider, all graph optimizations), measured one right after the
-        other on the same inputs (each model's test_data_set_0) and thread
-        counts. Every model's outputs were first checked against its
+        loaded) for weft compiled for the default CPU (x86-64-v3), weft
+        compiled with `--mcpu=native`, and onnxruntime {ort_version} (CPU
+        execution provider, all graph optimizations), on the same inputs
+        (each model's test_data_set_0) and thread counts. Each tool's
+        {args.iters} runs are {args.chunks} chunks of
+        {max(1, args.iters // args.chunks)} (each after {args.warmup}
+        warm-up runs) that take turns with the other tools' chunks; a
+        figure is the median of its chunks' medians, so that a few seconds
+        in which this VM's second core is unavailable spoil one chunk of
+        each tool, not one tool's whole figure. Every model's outputs were first checked against its
         reference outputs (torch's for the models of
         `bench/models/make_bench_models.py`) by weft-run, for both packages,
         and by onnxruntime."""), "", paragraph(f"""
@@ -441,6 +463,9 @@ def main():
     ap.add_argument("--threads", default="1,2")
     ap.add_argument("--iters", type=int, default=100)
     ap.add_argument("--warmup", type=int, default=10)
+    ap.add_argument("--chunks", type=int, default=5,
+                    help="split each tool's runs into N chunks that take "
+                         "turns with the other tools' (default 5)")
     ap.add_argument("--rounds", type=int, default=1,
                     help="repeat the whole table N times (default 1)")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -453,6 +478,8 @@ def main():
     args = ap.parse_args()
     if args.rounds < 1:
         ap.error("--rounds must be at least 1")
+    if args.chunks < 1 or args.chunks > args.iters:
+        ap.error("--chunks must be between 1 and --iters")
 
     threads = [int(t) for t in args.threads.split(",")]
     for tool in ("weftc", "weft-run"):
