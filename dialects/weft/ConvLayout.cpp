@@ -41,11 +41,3 @@ SmallVector<int64_t> mlir::weft::toOutputFirstWeightPerm(int64_t rank) {
     perm.push_back(d);
   return perm;
 }
-
-SmallVector<int64_t> mlir::weft::permuteShape(ArrayRef<int64_t> shape,
-                                              ArrayRef<int64_t> perm) {
-  SmallVector<int64_t> permuted;
-  for (int64_t d : perm)
-    permuted.push_back(shape[d]);
-  return permuted;
-}

@@ -37,8 +37,8 @@ struct ConvDims {
   }
 };
 
-/// The permutation (as weft.transpose's `perm`: result dimension i is
-/// input dimension perm[i]) from channels-first N x C x D... to
+/// The permutation (as weft.transpose's `perm` and mlir::applyPermutation
+/// take it: result dimension i is input dimension perm[i]) from channels-first N x C x D... to
 /// channels-last N x D... x C, for a tensor of `rank` >= 2.
 SmallVector<int64_t> toChannelsLastPerm(int64_t rank);
 /// Its inverse: channels-last to channels-first.
@@ -47,10 +47,6 @@ SmallVector<int64_t> toChannelsFirstPerm(int64_t rank);
 /// 2. The inverse is toOutputFirstWeightPerm.
 SmallVector<int64_t> toKernelFirstWeightPerm(int64_t rank);
 SmallVector<int64_t> toOutputFirstWeightPerm(int64_t rank);
-
-/// `shape` permuted by `perm` (result dimension i is shape[perm[i]]).
-SmallVector<int64_t> permuteShape(ArrayRef<int64_t> shape,
-                                  ArrayRef<int64_t> perm);
 
 } // namespace mlir::weft
 

@@ -8,6 +8,7 @@
 
 #include "weft/WeftOps.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/IR/PatternMatch.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/CheckedArithmetic.h"
@@ -162,14 +163,14 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   const int64_t rank = storedInputType.getRank();
   auto inputType =
       adaptor.getChannelsLastInput()
-          ? RankedTensorType::get(permuteShape(storedInputType.getShape(),
+          ? RankedTensorType::get(applyPermutation(storedInputType.getShape(),
                                                toChannelsFirstPerm(rank)),
                                   elementType)
           : storedInputType;
   auto weightType =
       adaptor.getKernelFirstWeight()
           ? RankedTensorType::get(
-                permuteShape(storedWeightType.getShape(),
+                applyPermutation(storedWeightType.getShape(),
                              toOutputFirstWeightPerm(rank)),
                 storedWeightType.getElementType())
           : storedWeightType;
@@ -232,7 +233,7 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   SmallVector<int64_t> shape{inputType.getDimSize(0), outChannels};
   llvm::append_range(shape, *sizes);
   if (adaptor.getChannelsLastResult())
-    shape = permuteShape(shape, toChannelsLastPerm(rank));
+    shape = applyPermutation(shape, toChannelsLastPerm(rank));
   auto resultType = RankedTensorType::get(shape, elementType);
   if (Value addend = adaptor.getAddend())
     if (!areCompatibleTensorTypes(TypeRange(addend.getType()),
@@ -243,14 +244,14 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   return success();
 }
 
-/// Replaces auto_pad by explicit pads once the sizes they depend on are
+/// Replaces auto_pad by explicit pads once the input's spatial sizes are
 /// static.
 template <typename OpTy>
-static LogicalResult resolveAutoPad(OpTy op, ArrayRef<int64_t> kernelSizes,
+static LogicalResult resolveAutoPad(OpTy op, ArrayRef<int64_t> inputSizes,
+                                    ArrayRef<int64_t> kernelSizes,
                                     PatternRewriter &rewriter) {
   if (op.getAutoPad() == AutoPad::notset)
     return failure();
-  auto inputSizes = op.getInput().getType().getShape().drop_front(2);
   std::optional<SmallVector<int64_t>> pads = ConvOp::getSamePads(
       inputSizes, kernelSizes, op.getStrides(), op.getDilations(),
       op.getAutoPad() == AutoPad::same_upper);
@@ -270,13 +271,13 @@ ConvDims ConvOp::getDims() {
   const int64_t rank = input.size();
   ConvDims dims;
   dims.input = getChannelsLastInput()
-                   ? permuteShape(input, toChannelsFirstPerm(rank))
+                   ? applyPermutation(input, toChannelsFirstPerm(rank))
                    : SmallVector<int64_t>(input);
   dims.weight = getKernelFirstWeight()
-                    ? permuteShape(weight, toOutputFirstWeightPerm(rank))
+                    ? applyPermutation(weight, toOutputFirstWeightPerm(rank))
                     : SmallVector<int64_t>(weight);
   dims.result = getChannelsLastResult()
-                    ? permuteShape(result, toChannelsFirstPerm(rank))
+                    ? applyPermutation(result, toChannelsFirstPerm(rank))
                     : SmallVector<int64_t>(result);
   return dims;
 }
@@ -284,17 +285,10 @@ ConvDims ConvOp::getDims() {
 LogicalResult ConvOp::canonicalize(ConvOp op, PatternRewriter &rewriter) {
   if (op.getAutoPad() == AutoPad::notset)
     return failure();
+  // The spatial sizes wherever the layouts put them.
   ConvDims dims = op.getDims();
-  std::optional<SmallVector<int64_t>> pads = ConvOp::getSamePads(
-      dims.inputSpatial(), dims.kernelSpatial(), op.getStrides(),
-      op.getDilations(), op.getAutoPad() == AutoPad::same_upper);
-  if (!pads)
-    return failure();
-  rewriter.modifyOpInPlace(op, [&] {
-    op.setPads(*pads);
-    op.setAutoPad(AutoPad::notset);
-  });
-  return success();
+  return resolveAutoPad(op, dims.inputSpatial(), dims.kernelSpatial(),
+                        rewriter);
 }
 
 //===----------------------------------------------------------------------===//
@@ -357,7 +351,8 @@ LogicalResult PoolOp::canonicalize(PoolOp op, PatternRewriter &rewriter) {
     rewriter.eraseOp(op);
     return success();
   }
-  return resolveAutoPad(op, op.getKernelShape(), rewriter);
+  return resolveAutoPad(op, op.getInput().getType().getShape().drop_front(2),
+                        op.getKernelShape(), rewriter);
 }
 
 //===----------------------------------------------------------------------===//

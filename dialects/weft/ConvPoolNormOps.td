@@ -57,6 +57,13 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
     /// (N x C x D..., M x C/group x K..., N x M x O...), whatever layout
     /// the layout attributes give each.
     ::mlir::weft::ConvDims getDims();
+    /// Whether this is a depthwise convolution: one output channel per
+    /// input channel (group == C == M).
+    bool isDepthwise() {
+      ::mlir::weft::ConvDims dims = getDims();
+      int64_t group = getGroup();
+      return group > 1 && dims.input[1] == group && dims.weight[0] == group;
+    }
     /// Whether any tensor is stored in other than its default layout.
     bool hasNonDefaultLayout() {
       return getChannelsLastInput() || getChannelsLastResult() ||

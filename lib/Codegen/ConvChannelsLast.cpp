@@ -24,8 +24,8 @@
 // trade one GEMM shape for another. Every convolution touching a kept
 // tensor then says so in its layout attributes and, unless it is a 1x1
 // convolution writing channels-first (whose GEMM reads M x C as it is),
-// takes its weight kernel-first (K x K x C/group x M: permuted here once
-// when the weight is a constant, stored permuted when it is the model's).
+// takes its weight kernel-first (K x K x C/group x M: stored permuted when
+// it is the model's, folded when it is a constant weft.transpose folds).
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,6 +33,7 @@
 #include "weft/Codegen/Passes.h"
 #include "weft/WeftOps.h"
 
+#include "mlir/Dialect/Utils/IndexingUtils.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/EquivalenceClasses.h"
@@ -60,12 +61,6 @@ bool hasStaticShapes(ConvOp conv) {
 bool isCandidate(ConvOp conv) {
   return !conv.hasNonDefaultLayout() && hasStaticShapes(conv) &&
          isChannelsLastConvSupported(conv);
-}
-
-bool isDepthwise(ConvOp conv) {
-  ConvDims dims = conv.getDims();
-  const int64_t group = conv.getGroup();
-  return group > 1 && dims.weight[1] == 1 && dims.input[1] == group;
 }
 
 /// H x W of a channels-first convolution tensor.
@@ -97,7 +92,7 @@ llvm::SetVector<Value> feasibleTensors(func::FuncOp func, int64_t maxPlane) {
       // kernels.
       bool feasible =
           (!producer.getAddend() || chosen.contains(producer.getAddend())) &&
-          (!isDepthwise(producer) || chosen.contains(producer.getInput()));
+          (!producer.isDepthwise() || chosen.contains(producer.getInput()));
       for (OpOperand &use : tensor.getUses()) {
         if (!feasible)
           break;
@@ -108,7 +103,7 @@ llvm::SetVector<Value> feasibleTensors(func::FuncOp func, int64_t maxPlane) {
                    consumer.getInputMutable().getOperandNumber()) {
           // Read as the input: a 1x1 convolution may change the layout.
           feasible =
-              !isDepthwise(consumer) || chosen.contains(consumer.getResult());
+              !consumer.isDepthwise() || chosen.contains(consumer.getResult());
         } else if (consumer.getAddend() &&
                    use.getOperandNumber() ==
                        consumer.getAddendMutable()[0].getOperandNumber()) {
@@ -146,7 +141,7 @@ keepPartsWithDepthwise(func::FuncOp func,
     for (Value v : ArrayRef(touched).drop_front())
       parts.unionSets(touched.front().getAsOpaquePointer(),
                       v.getAsOpaquePointer());
-    if (isDepthwise(conv))
+    if (conv.isDepthwise())
       withDepthwise.insert(touched.front().getAsOpaquePointer());
   });
   llvm::DenseSet<void *> keptLeaders;
@@ -160,13 +155,13 @@ keepPartsWithDepthwise(func::FuncOp func,
 }
 
 /// `weight` permuted to kernel-first: a weight the weights file stores
-/// permuted, or a new constant, when it is one of those; else a
-/// weft.transpose that runs with the program.
+/// permuted, a constant folded, else a weft.transpose that runs with the
+/// program.
 Value kernelFirstWeight(OpBuilder &b, Location loc, Value weight) {
   auto type = cast<RankedTensorType>(weight.getType());
   SmallVector<int64_t> perm = toKernelFirstWeightPerm(type.getRank());
-  auto permutedType = RankedTensorType::get(permuteShape(type.getShape(), perm),
-                                            type.getElementType());
+  auto permutedType = RankedTensorType::get(
+      applyPermutation(type.getShape(), perm), type.getElementType());
   if (auto stored = weight.getDefiningOp<WeightOp>()) {
     // The weights file holds it permuted (layoutWeights).
     SmallVector<int64_t> composed = perm;
@@ -178,37 +173,9 @@ Value kernelFirstWeight(OpBuilder &b, Location loc, Value weight) {
     permuted.getResult().setType(permutedType);
     return permuted;
   }
-  auto constant = weight.getDefiningOp<ConstantOp>();
-  auto dense = constant ? dyn_cast<DenseElementsAttr>(constant.getValue())
-                        : DenseElementsAttr();
-  if (dense && dense.isSplat())
-    return ConstantOp::create(b, loc, dense.resizeSplat(permutedType));
-  if (dense && type.getElementType().isF32()) {
-    // A weight is a few hundred kilobytes at most: permute it here once.
-    SmallVector<float> values(dense.getValues<float>());
-    SmallVector<float> permuted(values.size());
-    ArrayRef<int64_t> shape = type.getShape();
-    SmallVector<int64_t> strides(shape.size(), 1);
-    for (int64_t d = shape.size() - 2; d >= 0; --d)
-      strides[d] = strides[d + 1] * shape[d + 1];
-    ArrayRef<int64_t> outShape = permutedType.getShape();
-    SmallVector<int64_t> index(outShape.size(), 0);
-    for (float &out : permuted) {
-      int64_t source = 0;
-      for (size_t d = 0; d < perm.size(); ++d)
-        source += index[d] * strides[perm[d]];
-      out = values[source];
-      for (int64_t d = outShape.size() - 1; d >= 0; --d) {
-        if (++index[d] < outShape[d])
-          break;
-        index[d] = 0;
-      }
-    }
-    return ConstantOp::create(
-        b, loc, DenseElementsAttr::get(permutedType, ArrayRef(permuted)));
-  }
-  return TransposeOp::create(b, loc, permutedType, weight,
-                             b.getDenseI64ArrayAttr(perm));
+  // A constant folds (TransposeOp::fold, up to its element limit).
+  return b.createOrFold<TransposeOp>(loc, permutedType, weight,
+                                     b.getDenseI64ArrayAttr(perm));
 }
 
 /// Gives `conv` the layouts `channelsLast` asks for its input and result,
@@ -222,7 +189,7 @@ void relayout(ConvOp conv, const llvm::DenseSet<Value> &channelsLast) {
   // channels-last and writes channels-first: the GEMM pixels-major input
   // times the weight transposed reads M x C as it is (1280x320 at 7x7: 205
   // us, as channels-first, against 235 with a kernel-first weight).
-  if (result || isDepthwise(conv)) {
+  if (result || conv.isDepthwise()) {
     OpBuilder b(conv);
     Value original = conv.getWeight();
     conv.getWeightMutable().assign(
@@ -240,7 +207,7 @@ void relayout(ConvOp conv, const llvm::DenseSet<Value> &channelsLast) {
     conv.setChannelsLastResult(true);
     RankedTensorType type = conv.getResult().getType();
     conv.getResult().setType(RankedTensorType::get(
-        permuteShape(type.getShape(), toChannelsLastPerm(type.getRank())),
+        applyPermutation(type.getShape(), toChannelsLastPerm(type.getRank())),
         type.getElementType()));
   }
 }

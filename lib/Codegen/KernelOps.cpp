@@ -260,15 +260,12 @@ bool mlir::weft::isChannelsLastConvSupported(ConvOp conv) {
   if (dims.spatialRank() != 2 ||
       !conv.getInput().getType().getElementType().isF32())
     return false;
-  const int64_t group = conv.getGroup();
-  const bool depthwise = group > 1 && dims.weight[1] == 1 &&
-                         dims.input[1] == group && dims.weight[0] == group;
-  if (depthwise)
+  if (conv.isDepthwise())
     return true;
   auto allEqual = [](ArrayRef<int64_t> values, int64_t expected) {
     return llvm::all_of(values, [&](int64_t v) { return v == expected; });
   };
-  return group == 1 && allEqual(dims.kernelSpatial(), 1) &&
+  return conv.getGroup() == 1 && allEqual(dims.kernelSpatial(), 1) &&
          allEqual(conv.getStrides(), 1) && allEqual(conv.getPads(), 0) &&
          conv.getAutoPad() == AutoPad::notset;
 }

@@ -12,7 +12,6 @@
 #include <oneapi/dnnl/dnnl_debug.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <limits>
 #include <map>
 #include <memory>
@@ -70,9 +69,9 @@ struct OneDnnConv : CacheEntry {
                 userDst = nullptr;
   /// oneDNN-owned buffers in the primitive's layouts, where they differ.
   dnnl_memory_t convSrc = nullptr, convWeight = nullptr, convDst = nullptr;
-  /// The primitive's scratch memory: left to oneDNN, large ones
-  /// (GEMM-based convolution's im2col buffer) are mapped and faulted in
-  /// again at every call.
+  /// The primitive's scratch memory (ours: left to oneDNN, large ones such
+  /// as GEMM-based convolution's im2col buffer are mapped and faulted in
+  /// again at every call).
   dnnl_memory_t scratchpad = nullptr;
   /// convSrc, convDst and scratchpad have no memory of their own: at each
   /// call they point into the context's working memory (sharedWork), at
@@ -158,6 +157,13 @@ static weft_rt_status makeReorder(weft_rt_context *ctx, dnnl_engine_t engine,
   return WEFT_RT_OK;
 }
 
+/// Reserves room for `md` in the op's working memory; returns its offset.
+static size_t reserveWork(OneDnnConv &e, const dnnl_memory_desc_t *md) {
+  size_t offset = e.workBytes;
+  e.workBytes += (dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
+  return offset;
+}
+
 /// Memory in the primitive's layout `md` unless it equals the plain `user`
 /// one; then the user's memory serves and no reorder is needed. With
 /// `workOffset`, the memory gets no buffer of its own but a place in the
@@ -175,8 +181,7 @@ static weft_rt_status internalMemory(weft_rt_context *ctx, OneDnnConv &e,
              "memory allocation");
     return WEFT_RT_OK;
   }
-  *workOffset = e.workBytes;
-  e.workBytes += (dnnl_memory_desc_get_size(md) + 63) / 64 * 64;
+  *workOffset = reserveWork(e, md);
   DNNL_TRY(ctx, dnnl_memory_create(out, md, e.engine, nullptr),
            "memory creation");
   return WEFT_RT_OK;
@@ -190,9 +195,8 @@ namespace {
 /// per inference beside 26 MB of Winograd weights, and the weights fell out
 /// of the 32 MB L3.
 struct SharedWork : CacheEntry {
-  void *data = nullptr;
+  ScratchBuffer buffer;
   size_t bytes = 0;
-  ~SharedWork() override { std::free(data); }
 };
 /// The cache key of SharedWork: an address no parameter block has, and a
 /// one-word "block" to compare (an empty one would memcmp a null pointer).
@@ -205,18 +209,14 @@ static void *sharedWork(weft_rt_context *ctx, size_t bytes) {
   auto *work = findCached<SharedWork>(ctx, &kSharedWorkKey, 1);
   if (!work)
     work = storeCached(ctx, &kSharedWorkKey, 1, std::make_unique<SharedWork>());
-  if (work->bytes >= bytes)
-    return work->data;
-  void *grown = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-  if (!grown) {
-    weft_rt_fail(ctx, WEFT_RT_OUT_OF_MEMORY,
-                 "conv: cannot allocate %zu bytes of working memory", bytes);
-    return nullptr;
+  if (work->bytes < bytes) {
+    work->bytes = 0;
+    if (work->buffer.allocate(ctx, "conv", static_cast<int64_t>(bytes),
+                              "working memory") != WEFT_RT_OK)
+      return nullptr;
+    work->bytes = bytes;
   }
-  std::free(work->data);
-  work->data = grown;
-  work->bytes = bytes;
-  return grown;
+  return work->buffer.as<void>();
 }
 
 static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
@@ -360,8 +360,7 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
                             &e.dstOffset);
   if (result == WEFT_RT_OK && scratchMd &&
       dnnl_memory_desc_get_size(scratchMd) > 0) {
-    e.scratchOffset = e.workBytes;
-    e.workBytes += (dnnl_memory_desc_get_size(scratchMd) + 63) / 64 * 64;
+    e.scratchOffset = reserveWork(e, scratchMd);
     dnnl_status_t scratchStatus =
         dnnl_memory_create(&e.scratchpad, scratchMd, e.engine, nullptr);
     if (scratchStatus != dnnl_success)

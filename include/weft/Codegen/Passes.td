@@ -268,9 +268,9 @@ def WeftConvChannelsLast : Pass<"weft-conv-channels-last",
     channels-last kernels win. Every convolution touching a kept tensor
     gets `channels_last_input` and/or `channels_last_result`, and, unless it
     is a 1x1 convolution writing channels-first, a kernel-first weight
-    (`kernel_first_weight`; a constant weight is permuted at compile time, a
-    model weight is stored permuted, any other is permuted by a
-    `weft.transpose`). Tensors the rest of the program sees keep their
+    (`kernel_first_weight`; a model weight is stored permuted, any other is
+    permuted by a `weft.transpose`, which folds a constant of up to 65,536
+    elements at compile time). Tensors the rest of the program sees keep their
     layout. Run after `weft-fuse-conv-clamp` (a clamp or Add between two
     convolutions keeps their tensor channels-first); CPU only.
 

@@ -74,9 +74,9 @@ const ConvAlgorithm kAlgorithms[] = {ConvAlgorithm::Auto,
 /// most 256 input channels x kernel taps, on a CPU with AVX2 or AVX-512.
 bool directTakes(const ConvCase &c) {
   __builtin_cpu_init();
-  bool vectors =
-      __builtin_cpu_supports("avx512f") ||
-      (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"));
+  bool vectors = __builtin_cpu_supports("avx512f") ||
+                 (__builtin_cpu_supports("avx2") &&
+                  __builtin_cpu_supports("fma"));
   return vectors && c.group == 1 && c.in.size() <= 2 &&
          c.c * product(c.kernel) <= 256;
 }
@@ -245,15 +245,7 @@ TEST_P(ConvTest, FusedAddend) {
       {1, 3, 8, 1, {20, 24}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
       {1, 4, 6, 2, {8, 7}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
       {2, 3, 5, 1, {17}, {4}, {2}, {2}, {3}, {1}},
-      {1,
-       2,
-       3,
-       1,
-       {5, 6, 7},
-       {2, 3, 3},
-       {1, 2, 1},
-       {1, 1, 2},
-       {1, 0, 2},
+      {1, 2, 3, 1, {5, 6, 7}, {2, 3, 3}, {1, 2, 1}, {1, 1, 2}, {1, 0, 2},
        {0, 1, 2}},
   };
   for (const ConvCase &shape : shapes)
@@ -651,8 +643,8 @@ protected:
          {DepthwisePath::Planes, DepthwisePath::ChannelBlocked}) {
       weft::rt::cpu::forceDepthwisePath(path);
       std::vector<DepthwiseIsa> done;
-      for (DepthwiseIsa cap :
-           {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2, DepthwiseIsa::Baseline}) {
+      for (DepthwiseIsa cap : {DepthwiseIsa::Avx512, DepthwiseIsa::Avx2,
+                               DepthwiseIsa::Baseline}) {
         DepthwiseIsa isa = weft::rt::cpu::capDepthwiseIsa(cap);
         if (std::find(done.begin(), done.end(), isa) != done.end())
           continue;
@@ -751,14 +743,9 @@ TEST_P(DepthwiseTest, OtherKernelsStridesDilations) {
 // rows of 48 outputs or more need not be whole vectors), odd heights, pads
 // of 0 to 2 after.
 TEST_P(DepthwiseTest, WideRows) {
-  for (std::vector<int64_t> in : {std::vector<int64_t>{5, 32},
-                                  {6, 48},
-                                  {3, 64},
-                                  {9, 112},
-                                  {1, 16},
-                                  {4, 56},
-                                  {7, 50},
-                                  {3, 49}})
+  for (std::vector<int64_t> in :
+       {std::vector<int64_t>{5, 32}, {6, 48}, {3, 64}, {9, 112}, {1, 16},
+        {4, 56}, {7, 50}, {3, 49}})
     for (int64_t padBottom : {1, 0, 2})
       if (in[0] + 1 + padBottom >= 3)
         checkVariants(
@@ -868,8 +855,8 @@ WEFT_KERNEL_TEST_THREADS(DepthwiseTest);
 // convolution, a Winograd one that needs more, and the small one again.
 TEST_P(ConvTest, OneDnnConvolutionsShareWorkingMemory) {
   ConvCase small{1, 4, 8, 1, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}};
-  ConvCase large{1,      32,     48,     1,      {20, 20},
-                 {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}};
+  ConvCase large{1, 32, 48, 1, {20, 20}, {3, 3},
+                  {1, 1}, {1, 1}, {1, 1}, {1, 1}};
   struct Run {
     ConvCase c;
     ConvAlgorithm algorithm;
