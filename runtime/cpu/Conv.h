@@ -137,6 +137,12 @@ enum class DepthwisePath { Auto, Planes, ChannelBlocked };
 /// weft-kernel-bench; returns the one forced before.
 DepthwisePath forceDepthwisePath(DepthwisePath path);
 
+/// The band height, at most `most` output rows, that leaves the busiest of
+/// `team` threads the fewest rows when `images` images of `rows` rows are
+/// cut into bands dealt out in contiguous runs (as the channel-blocked path
+/// deals them); the tallest such.
+int64_t evenBandRows(int64_t images, int64_t rows, int64_t most, int64_t team);
+
 /// The channel-blocked path on up to `nt` threads, when `isa`, the shape
 /// and the forced path let it take `s` (in any layout); false (nothing
 /// written) otherwise.

@@ -131,10 +131,20 @@ inline weft_rt_status requireBuffer(weft_rt_context *ctx, const char *kernel,
                       name);
 }
 
-/// Threads worth using for `work` units of cheap work (about an element
-/// touched each): 1 below `grain`, so that small ops never start a team.
+/// Units of cheap work (about an element touched each) a thread needs
+/// before a second one pays for waking it. libgomp's fork and join of two
+/// threads costs about 0.4 us here while they spin (GOMP_SPINCOUNT), and
+/// 8192 elements take one thread 1 to 2 us: at 2^13, two threads took the
+/// 16K-element LayerNorms, transposes and masks of attention that 2^15 left
+/// to one (GPT-2-style decoder 1.57-1.59 -> 1.53-1.57 ms on two threads,
+/// bert_tiny 0.370 -> 0.350; MobileNetV2, ResNet-18, CRNN and the mlp the
+/// same within noise).
+constexpr int64_t kCheapWorkGrain = 1 << 13;
+
+/// Threads worth using for `work` units of cheap work: 1 below twice
+/// `grain`, so that small ops never start a team.
 inline int threadsFor(const weft_rt_context *ctx, int64_t work,
-                      int64_t grain = 1 << 15) {
+                      int64_t grain = kCheapWorkGrain) {
   int threads = ctx->numThreads < 1 ? 1 : ctx->numThreads;
   if (threads == 1 || work < 2 * grain)
     return 1;

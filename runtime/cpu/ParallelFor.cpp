@@ -16,10 +16,6 @@
 using namespace weft::rt::cpu;
 
 namespace {
-/// Work (about an element touched each) a thread needs before a second one
-/// pays for waking it: libgomp's fork and join cost a few microseconds.
-constexpr int64_t kLoopGrain = 1 << 15;
-
 int64_t totalWork(int64_t count, int64_t workPerItem) {
   workPerItem = std::max<int64_t>(workPerItem, 1);
   if (count > std::numeric_limits<int64_t>::max() / workPerItem)
@@ -39,7 +35,7 @@ void weft_rt_parallel_for(weft_rt_context *ctx, int64_t count,
     return;
   int threads = 1;
   if (ctx && !omp_in_parallel())
-    threads = threadsFor(ctx, totalWork(count, work_per_item), kLoopGrain);
+    threads = threadsFor(ctx, totalWork(count, work_per_item));
   threads = static_cast<int>(std::min<int64_t>(threads, count));
   auto run = [&](int64_t begin, int64_t end) {
     body(ctx, arena_allocated, arena_aligned, arena_offset, arena_size,

@@ -448,3 +448,59 @@ TEST_P(ConvChannelsLastTest, UnsupportedShapes) {
 }
 
 WEFT_KERNEL_TEST_THREADS(ConvChannelsLastTest);
+
+namespace {
+/// The rows of the busiest of `team` threads, counted band by band: bands of
+/// `bandRows` (an image's last one shorter), dealt out as
+/// runBlockedDepthwise deals its units.
+int64_t busiestByCounting(int64_t images, int64_t rows, int64_t bandRows,
+                          int64_t team) {
+  const int64_t bands = (rows + bandRows - 1) / bandRows;
+  const int64_t units = images * bands;
+  int64_t busiest = 0;
+  for (int64_t rank = 0; rank < team; ++rank) {
+    int64_t mine = 0;
+    for (int64_t u = units * rank / team; u < units * (rank + 1) / team; ++u) {
+      const int64_t band = u % bands;
+      mine += std::min(rows, (band + 1) * bandRows) - band * bandRows;
+    }
+    busiest = std::max(busiest, mine);
+  }
+  return busiest;
+}
+} // namespace
+
+// Tests the band height of the channel-blocked depthwise path against a
+// search that counts every thread's rows: no height up to the limit leaves
+// the busiest thread fewer rows, and none taller ties it. MobileNetV2's
+// 14-row planes on two threads take bands of one row (7 each), not two
+// (4 and 3 bands); its 28-row ones bands of two.
+TEST(DepthwiseBands, EvenestTallestHeight) {
+  EXPECT_EQ(weft::rt::cpu::evenBandRows(1, 14, 2, 2), 1);
+  EXPECT_EQ(weft::rt::cpu::evenBandRows(1, 28, 4, 2), 2);
+  EXPECT_EQ(weft::rt::cpu::evenBandRows(1, 14, 14, 1), 14);
+  for (int64_t images = 1; images <= 3; ++images)
+    for (int64_t rows = 1; rows <= 40; ++rows)
+      for (int64_t most = 1; most <= rows; ++most)
+        for (int64_t team = 1; team <= 4; ++team) {
+          const int64_t chosen =
+              weft::rt::cpu::evenBandRows(images, rows, most, team);
+          ASSERT_GE(chosen, 1);
+          ASSERT_LE(chosen, most);
+          const int64_t fewest = busiestByCounting(images, rows, chosen, team);
+          for (int64_t other = 1; other <= most; ++other) {
+            const int64_t busiest =
+                busiestByCounting(images, rows, other, team);
+            EXPECT_GE(busiest, fewest)
+                << images << " images of " << rows << " rows, at most "
+                << most << ", " << team << " threads: " << other
+                << " beats " << chosen;
+            if (other > chosen) {
+              EXPECT_GT(busiest, fewest)
+                  << images << " images of " << rows << " rows, at most "
+                  << most << ", " << team << " threads: " << other
+                  << " ties " << chosen << " and is taller";
+            }
+          }
+        }
+}
