@@ -616,11 +616,17 @@ int benchOther(Contexts &contexts, const Options &options) {
   std::vector<int64_t> softmax = {WEFT_RT_F32, 2 * 128, 128, 1, 0};
   std::vector<int64_t> layerNorm = {WEFT_RT_F32, 0, 128,
                                     128,         0, doubleBits(1e-12)};
+  // The pools' last word is the layout: 0 NCHW, 1 channel-blocked by 16.
   std::vector<int64_t> maxPool = {WEFT_RT_F32, 0, 0, 2, 1,  64, 112,
                                   112,         3, 3, 2, 2,  1,  1,
-                                  1,           1, 1, 1, 56, 56};
-  std::vector<int64_t> globalPool = {WEFT_RT_F32, 1, 0, 2, 1, 512, 7, 7, 7, 7,
-                                     1,           1, 1, 1, 0, 0,   0, 0, 1, 1};
+                                  1,           1, 1, 1, 56, 56, 0};
+  std::vector<int64_t> blockedMaxPool = maxPool;
+  blockedMaxPool.back() = 1;
+  std::vector<int64_t> globalPool = {WEFT_RT_F32, 1, 0, 2, 1, 512, 7,
+                                     7,           7, 7, 1, 1, 1,   1,
+                                     0,           0, 0, 0, 1, 1,   0};
+  std::vector<int64_t> blockedGlobalPool = globalPool;
+  blockedGlobalPool.back() = 1;
   // MobileNetV2's GlobalAveragePool, which the importer writes as a
   // ReduceMean over the spatial axes: {dtype, kind (mean), rank, dims,
   // reduced mask}.
@@ -645,9 +651,19 @@ int benchOther(Contexts &contexts, const Options &options) {
        [&](weft_rt_context *ctx) {
          return weft_rt_cpu_pool(ctx, maxPool.data(), x.data(), y.data());
        }},
+      {"max pool blocked 64x112x112",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_pool(ctx, blockedMaxPool.data(), x.data(),
+                                 y.data());
+       }},
       {"global avg pool 512x7x7",
        [&](weft_rt_context *ctx) {
          return weft_rt_cpu_pool(ctx, globalPool.data(), x.data(), y.data());
+       }},
+      {"global avg pool blocked",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_pool(ctx, blockedGlobalPool.data(), x.data(),
+                                 y.data());
        }},
       {"reduce mean 1280x7x7 (2,3)",
        [&](weft_rt_context *ctx) {

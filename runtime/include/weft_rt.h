@@ -533,12 +533,18 @@ weft_rt_status weft_rt_cpu_conv_add(weft_rt_context *ctx,
                                     const void *weight, const void *bias,
                                     const void *addend, void *out);
 
-/// ONNX MaxPool / AveragePool, NC[D]HW. kind: 0 max, 1 average.
+/// ONNX MaxPool / AveragePool, NC[D]HW or channel-blocked. kind: 0 max, 1
+/// average.
 /// params: dtype, kind, count_include_pad, S, N, C, in[S], kernel[S],
-///         strides[S], dilations[S], pads_begin[S], pads_end[S], out[S]
+///         strides[S], dilations[S], pads_begin[S], pads_end[S], out[S],
+///         layout
 /// Windows that run past the padded input (ceil_mode) are clipped; average
 /// divides by the window's size within the padded input when
 /// count_include_pad, else by its size within the input.
+/// layout, always present: 0, input and output NC[D]HW; 1, both
+/// channel-blocked by 16, N x C/16 x in... x 16 and N x C/16 x out... x 16
+/// (C a multiple of 16, else WEFT_RT_INVALID_ARGUMENT; f32 only, else
+/// WEFT_RT_UNSUPPORTED). Other values fail with WEFT_RT_INVALID_ARGUMENT.
 /// dtypes: f32, f64 (max also i8, u8).
 weft_rt_status weft_rt_cpu_pool(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, void *out);

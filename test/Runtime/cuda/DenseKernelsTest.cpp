@@ -129,6 +129,7 @@ std::vector<int64_t> poolBlock(int64_t dtype, bool isMax, bool includePad,
   for (const auto *v :
        {&in, &kernel, &strides, &dilations, &padsBegin, &padsEnd, &out})
     p.insert(p.end(), v->begin(), v->end());
+  p.push_back(0); // layout: NC[D]HW
   return p;
 }
 
@@ -337,7 +338,7 @@ TEST_F(DenseParamsTest, PoolRejectsBadBlocks) {
   EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("kind 2"), std::string::npos) << errorOf(c);
   bad = block;
-  bad.back() = 9;
+  bad[bad.size() - 2] = 9; // the last output size
   EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("output size 9"), std::string::npos) << errorOf(c);
   bad = block;
@@ -346,7 +347,7 @@ TEST_F(DenseParamsTest, PoolRejectsBadBlocks) {
   // A window larger than the padded input.
   bad = poolBlock(WEFT_RT_F32, true, false, 1, 2, {2}, {4}, {1}, {1}, {0}, {0},
                   false);
-  bad.back() = 1;
+  bad[bad.size() - 2] = 1;
   EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
   bad = poolBlock(WEFT_RT_I8, false, false, 1, 2, {4}, {2}, {2}, {1}, {0}, {0},
                   false);
@@ -354,6 +355,16 @@ TEST_F(DenseParamsTest, PoolRejectsBadBlocks) {
   EXPECT_NE(errorOf(c).find("average pool"), std::string::npos) << errorOf(c);
   EXPECT_EQ(weft_rt_cuda_pool(c, block.data(), nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
+  // The layout word: 1 (channel-blocked) is the CPU's alone, 2 nobody's.
+  bad = poolBlock(WEFT_RT_F32, true, false, 1, 16, {7, 7}, {3, 3}, {2, 2},
+                  {1, 1}, {1, 1}, {1, 1}, false);
+  bad.back() = 1;
+  EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(errorOf(c).find("channel-blocked"), std::string::npos)
+      << errorOf(c);
+  bad.back() = 2;
+  EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(errorOf(c).find("layout 2"), std::string::npos) << errorOf(c);
 }
 
 // Tests batch_norm and einsum blocks that are wrong.
