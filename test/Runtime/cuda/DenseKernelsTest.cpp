@@ -320,12 +320,24 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
               std::string::npos)
         << errorOf(c);
   }
-  block.back() = 8;
+  block.back() = 64;
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
-  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 8"),
+  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 64"),
             std::string::npos)
       << errorOf(c);
+  // So are the channel-blocked ones (16 channels, group 1).
+  block = convBlock(WEFT_RT_F32, 1, 16, 16, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1},
+                    {1, 1}, {1, 1});
+  for (int64_t layout : {8, 16, 24, 56}) {
+    block.back() = layout;
+    EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
+              WEFT_RT_UNSUPPORTED);
+    EXPECT_NE(errorOf(c).find("layout " + std::to_string(layout) +
+                              " is not supported by the CUDA backend"),
+              std::string::npos)
+        << errorOf(c);
+  }
 }
 
 // Tests pool blocks that are wrong.
