@@ -6,7 +6,8 @@
 // blocked for MobileNetV2's, at the requested thread counts. The kernels'
 // Auto choices follow its tables (bench/kernels/README.md). MobileNetV2's
 // pointwise (1x1) convolutions: one sgemm + a bias pass vs oneDNN's conv.
-// Its depthwise and pointwise layers in channels-last layouts as well.
+// Its depthwise and pointwise layers in channels-last layouts as well, and
+// ResNet-18's layers between channel-blocked tensors (nChw16c).
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,7 +29,8 @@ using namespace weft::rt::cpu;
 namespace {
 const char *const kUsage =
     "usage: weft-kernel-bench [--threads=1,2]\n"
-    "                         [--only=gemm|conv|stem|depthwise|pointwise|other]\n"
+    "                         [--only=gemm|conv|blocked|stem|depthwise|\n"
+    "                                 pointwise|other]\n"
     "                         [--min-time=SECONDS] [--stat=median|min]\n"
     "\n"
     "Times the alternatives behind the CPU kernels and prints a table per\n"
@@ -90,11 +92,12 @@ bool parseOptions(int argc, char **argv, Options &options, int &exitCode) {
     if (arg.rfind("--only=", 0) == 0) {
       options.only = arg.substr(7);
       if (options.only != "gemm" && options.only != "conv" &&
-          options.only != "stem" && options.only != "depthwise" &&
-          options.only != "pointwise" && options.only != "other") {
+          options.only != "blocked" && options.only != "stem" &&
+          options.only != "depthwise" && options.only != "pointwise" &&
+          options.only != "other") {
         std::fprintf(stderr,
-                     "weft-kernel-bench: --only takes gemm, conv, stem, "
-                     "depthwise, pointwise or other, not '%s'\n",
+                     "weft-kernel-bench: --only takes gemm, conv, blocked, "
+                     "stem, depthwise, pointwise or other, not '%s'\n",
                      options.only.c_str());
         exitCode = kUsageError;
         return false;
@@ -325,7 +328,10 @@ void printConvTotals(const char *label, const std::vector<double> &totals,
   std::printf("%-28s", label);
   for (double total : totals)
     std::printf(" %8.0f        ", total);
-  std::printf("\n\noneDNN implementations (%s):\n", implementationsHeading);
+  std::printf("\n");
+  if (implementations.empty())
+    return;
+  std::printf("\noneDNN implementations (%s):\n", implementationsHeading);
   for (const std::string &line : implementations)
     std::printf("  %s\n", line.c_str());
 }
@@ -386,6 +392,54 @@ int benchConv(Contexts &contexts, const Options &options) {
   }
   printConvTotals("ResNet-18 convs, total", totals, "plain, blocked, winograd",
                   implementations);
+  return kOk;
+}
+
+/// ResNet-18's layers after the stem as weft_rt_cpu_conv runs them (Auto)
+/// with NCHW buffers and with channel-blocked ones (layout bits 8 and 16,
+/// N x C/16 x H x W x 16), where oneDNN reorders less or not at all.
+int benchBlockedConv(Contexts &contexts, const Options &options) {
+  const ConvLayer layers[] = {
+      {"l1 64>64 56 k3", 64, 64, 56, 3, 1, 1, 4},
+      {"l2a 64>128 56 k3s2", 64, 128, 56, 3, 2, 1, 1},
+      {"l2ds 64>128 56 k1s2", 64, 128, 56, 1, 2, 0, 1},
+      {"l2 128>128 28 k3", 128, 128, 28, 3, 1, 1, 3},
+      {"l3a 128>256 28 k3s2", 128, 256, 28, 3, 2, 1, 1},
+      {"l3ds 128>256 28 k1s2", 128, 256, 28, 1, 2, 0, 1},
+      {"l3 256>256 14 k3", 256, 256, 14, 3, 1, 1, 3},
+      {"l4a 256>512 14 k3s2", 256, 512, 14, 3, 2, 1, 1},
+      {"l4ds 256>512 14 k1s2", 256, 512, 14, 1, 2, 0, 1},
+      {"l4 512>512 7 k3", 512, 512, 7, 3, 1, 1, 3},
+  };
+  const std::vector<ConvColumn> layouts = {
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 0},
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 8 | 16},
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 8},
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 16}};
+  printHeader("Convolution between channel-blocked tensors (ResNet-18, batch "
+              "1, Auto)",
+              {"nchw", "blocked", "blk>nchw", "nchw>blk"}, options);
+  std::vector<double> totals(contexts.all.size() * layouts.size(), 0.0);
+  std::vector<std::string> implementations;
+  for (const ConvLayer &l : layers) {
+    int64_t out = (l.size + 2 * l.pad - l.kernel) / l.stride + 1;
+    auto x = randomFloats(l.c * l.size * l.size, 3);
+    auto w = randomFloats(l.oc * l.c * l.kernel * l.kernel, 4);
+    auto bias = randomFloats(l.oc, 5);
+    std::vector<float> y(l.oc * out * out);
+    const int64_t params[] = {
+        WEFT_RT_F32, 2,        1,        l.c,      l.oc,     1,   l.size,
+        l.size,      l.kernel, l.kernel, l.stride, l.stride, 1,   1,
+        l.pad,       l.pad,    l.pad,    l.pad,    out,      out, 0,
+        0,           0,        0}; // layout: each column's
+    double flops = 2.0 * l.oc * out * out * l.c * l.kernel * l.kernel;
+    if (int code = timeConvRow(contexts, options, l.name, layouts, {}, params,
+                               std::size(params),
+                               {x.data(), w.data(), bias.data(), y.data()},
+                               flops, l.count, totals, implementations))
+      return code;
+  }
+  printConvTotals("ResNet-18 convs, total", totals, "", implementations);
   return kOk;
 }
 
@@ -616,11 +670,17 @@ int benchOther(Contexts &contexts, const Options &options) {
   std::vector<int64_t> softmax = {WEFT_RT_F32, 2 * 128, 128, 1, 0};
   std::vector<int64_t> layerNorm = {WEFT_RT_F32, 0, 128,
                                     128,         0, doubleBits(1e-12)};
+  // The pools' last word is the layout: 0 NCHW, 1 channel-blocked by 16.
   std::vector<int64_t> maxPool = {WEFT_RT_F32, 0, 0, 2, 1,  64, 112,
                                   112,         3, 3, 2, 2,  1,  1,
-                                  1,           1, 1, 1, 56, 56};
-  std::vector<int64_t> globalPool = {WEFT_RT_F32, 1, 0, 2, 1, 512, 7, 7, 7, 7,
-                                     1,           1, 1, 1, 0, 0,   0, 0, 1, 1};
+                                  1,           1, 1, 1, 56, 56, 0};
+  std::vector<int64_t> blockedMaxPool = maxPool;
+  blockedMaxPool.back() = 1;
+  std::vector<int64_t> globalPool = {WEFT_RT_F32, 1, 0, 2, 1, 512, 7,
+                                     7,           7, 7, 1, 1, 1,   1,
+                                     0,           0, 0, 0, 1, 1,   0};
+  std::vector<int64_t> blockedGlobalPool = globalPool;
+  blockedGlobalPool.back() = 1;
   // MobileNetV2's GlobalAveragePool, which the importer writes as a
   // ReduceMean over the spatial axes: {dtype, kind (mean), rank, dims,
   // reduced mask}.
@@ -645,9 +705,19 @@ int benchOther(Contexts &contexts, const Options &options) {
        [&](weft_rt_context *ctx) {
          return weft_rt_cpu_pool(ctx, maxPool.data(), x.data(), y.data());
        }},
+      {"max pool blocked 64x112x112",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_pool(ctx, blockedMaxPool.data(), x.data(),
+                                 y.data());
+       }},
       {"global avg pool 512x7x7",
        [&](weft_rt_context *ctx) {
          return weft_rt_cpu_pool(ctx, globalPool.data(), x.data(), y.data());
+       }},
+      {"global avg pool blocked",
+       [&](weft_rt_context *ctx) {
+         return weft_rt_cpu_pool(ctx, blockedGlobalPool.data(), x.data(),
+                                 y.data());
        }},
       {"reduce mean 1280x7x7 (2,3)",
        [&](weft_rt_context *ctx) {
@@ -702,6 +772,10 @@ int main(int argc, char **argv) {
       return code;
   if (options.only.empty() || options.only == "conv")
     if (int code = benchConv(contexts, options))
+      return code;
+  if (options.only.empty() || options.only == "conv" ||
+      options.only == "blocked")
+    if (int code = benchBlockedConv(contexts, options))
       return code;
   if (options.only.empty() || options.only == "stem")
     if (int code = benchStem(contexts, options))

@@ -347,6 +347,9 @@ static LogicalResult emitPool(PoolOp op, OpBuilder &b, ValueRange in,
   call.params_(op.getKernelShape()).params_(op.getStrides());
   call.params_(op.getDilations()).params_(begin).params_(end);
   call.params_(y.drop_front(2));
+  // The layout word: 0, NC[D]HW (the runtime also takes 1, channel-blocked
+  // by 16).
+  call.param(0);
   call.buffer(in[0]).buffer(out[0]);
   call.emit(b, op);
   return success();

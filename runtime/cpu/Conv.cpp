@@ -251,6 +251,12 @@ static weft_rt_status convIm2col(weft_rt_context *ctx, GemmBackend backend,
 // Dispatch
 //===----------------------------------------------------------------------===//
 
+bool weft::rt::cpu::winogradTakes(const ConvShape &s) {
+  return s.spatialRank == 2 && s.group == 1 && s.kernel[1] == 3 &&
+         s.kernel[2] == 3 && s.strides[1] == 1 && s.strides[2] == 1 &&
+         s.dilations[1] == 1 && s.dilations[2] == 1;
+}
+
 /// The algorithm weft_rt_cpu_conv uses for a shape; the rules follow
 /// weft-kernel-bench's figures on ResNet-18's layers (bench/kernels/README.md).
 static ConvAlgorithm chooseAlgorithm(const ConvShape &s) {
@@ -263,10 +269,7 @@ static ConvAlgorithm chooseAlgorithm(const ConvShape &s) {
   // Winograd halves the time of stride-1 3x3 layers at no loss of accuracy
   // worth noting (F(2,3): as direct; F(4,3): about 2e-6 of the largest
   // output); oneDNN falls back to direct where it has none.
-  bool winograd = s.spatialRank == 2 && s.group == 1 && s.kernel[1] == 3 &&
-                  s.kernel[2] == 3 && s.strides[1] == 1 && s.strides[2] == 1 &&
-                  s.dilations[1] == 1 && s.dilations[2] == 1;
-  if (winograd)
+  if (winogradTakes(s))
     return ConvAlgorithm::OneDnnWinograd;
   // Depthwise (channel multiplier 1): our direct kernel on the plain layout
   // is several times faster than oneDNN's blocked one with its two
@@ -297,6 +300,9 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
     return WEFT_RT_INVALID_ARGUMENT;
   ConvShape s;
   WEFT_RT_TRY(parseConv(ctx, params, s));
+  if (s.anyBlocked())
+    return convBlocked(ctx, algorithm, params, s, input, weight, bias, out,
+                       addend);
   if (s.layout != 0)
     return convChannelsLast(ctx, algorithm, s, input, weight, bias, out,
                             addend);

@@ -56,9 +56,11 @@ struct ConvShape {
   /// The layout word's bits (the word itself in `layout`, 0 for NC[D]HW,
   /// OIHW weights): the input is N x in... x C (bit 0), the output and the
   /// addend N x out... x OC (bit 1), the weight kernel... x C/group x OC
-  /// (bit 2).
+  /// (bit 2); the input is N x C/16 x in... x 16 (bit 3), the output
+  /// N x OC/16 x out... x 16 (bit 4), the addend likewise (bit 5).
   int64_t layout;
   bool inputChannelsLast, outputChannelsLast, weightKernelFirst;
+  bool inputBlocked, outputBlocked, addendBlocked;
   /// Words of the parameter block, the activation and layout words
   /// included.
   size_t words;
@@ -67,7 +69,15 @@ struct ConvShape {
   int64_t kernelVolume() const { return kernel[0] * kernel[1] * kernel[2]; }
   /// Whether every group has one input and one output channel.
   bool isDepthwise() const { return group == c && group == oc; }
+  /// Whether any buffer is channel-blocked (layout bits 8, 16, 32).
+  bool anyBlocked() const {
+    return inputBlocked || outputBlocked || addendBlocked;
+  }
 };
+
+/// The channels of a block in the channel-blocked layouts (oneDNN's
+/// nCw16c, nChw16c, nCdhw16c).
+constexpr int64_t kConvChannelBlock = 16;
 
 /// Reads and checks a conv parameter block (sizes agree, nothing
 /// overflows).
@@ -89,6 +99,21 @@ weft_rt_status convChannelsLast(weft_rt_context *ctx, ConvAlgorithm algorithm,
                                 const ConvShape &shape, const void *input,
                                 const void *weight, const void *bias, void *out,
                                 const void *addend);
+
+/// convWith for a block with any channel-blocked bit (ConvBlocked.cpp):
+/// oneDNN on the caller's blocked buffers. Auto takes Winograd where
+/// winogradTakes says so and OneDnnBlocked elsewhere; OneDnnPlain,
+/// OneDnnBlocked and OneDnnWinograd run as asked (OneDnnPlain: on the
+/// caller's layouts, the weights unreordered); the other algorithms fail
+/// with WEFT_RT_UNSUPPORTED.
+weft_rt_status convBlocked(weft_rt_context *ctx, ConvAlgorithm algorithm,
+                           const int64_t *params, const ConvShape &shape,
+                           const void *input, const void *weight,
+                           const void *bias, void *out, const void *addend);
+
+/// Whether Auto runs `s` on oneDNN's Winograd: a 2-D 3x3 convolution of
+/// group 1 with strides and dilations 1 (Conv.cpp).
+bool winogradTakes(const ConvShape &s);
 
 /// y[i] = clamp(y[i] + bias (+ addend[i]), low, high) for i < count, NaN
 /// kept (addend NULL: none): the bias, residual Add and clamp after a GEMM,
@@ -180,6 +205,12 @@ weft_rt_status convDirect(weft_rt_context *ctx, const int64_t *params,
 /// for the benchmark's table.
 std::string oneDnnConvImplementation(weft_rt_context *ctx,
                                      const int64_t *params);
+
+/// Whether the oneDNN convolution cached for `params` reorders its source
+/// (`source`) and its output (`output`) at each call, for tests and the
+/// benchmark; false when none is cached.
+bool oneDnnConvReorders(weft_rt_context *ctx, const int64_t *params,
+                        bool &source, bool &output);
 
 } // namespace weft::rt::cpu
 

@@ -2,7 +2,9 @@
 //
 // Builds a oneDNN convolution primitive once per op (cached in the context
 // under the op's parameter block) and runs it, with reorders around it when
-// the primitive prefers blocked layouts; a fused clamp is an eltwise post-op.
+// the primitive prefers layouts other than the caller's (NC[D]HW, or
+// channel-blocked as the layout word says); a fused clamp is an eltwise
+// post-op.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,7 +66,7 @@ struct OneDnnConv : CacheEntry {
   dnnl_primitive_t conv = nullptr;
   dnnl_primitive_t srcReorder = nullptr, weightReorder = nullptr,
                    dstReorder = nullptr;
-  /// Memories over the caller's plain buffers (handles set per call).
+  /// Memories over the caller's buffers (handles set per call).
   dnnl_memory_t userSrc = nullptr, userWeight = nullptr, userBias = nullptr,
                 userDst = nullptr;
   /// oneDNN-owned buffers in the primitive's layouts, where they differ.
@@ -141,6 +143,20 @@ static dnnl_format_tag_t plainTag(int n) {
   }
 }
 
+/// oneDNN's channel-blocked layout (N x C/16 x spatial... x 16) of an
+/// activation of rank n (3 to 5), the same one whose tensors it calls
+/// nCw16c, nChw16c and nCdhw16c.
+static dnnl_format_tag_t channelBlockedTag(int n) {
+  switch (n) {
+  case 3:
+    return dnnl_aBc16b;
+  case 4:
+    return dnnl_aBcd16b;
+  default:
+    return dnnl_aBcde16b;
+  }
+}
+
 /// A reorder from `from` to `to` on one engine.
 static weft_rt_status makeReorder(weft_rt_context *ctx, dnnl_engine_t engine,
                                   const dnnl_memory_desc_t *from,
@@ -164,8 +180,8 @@ static size_t reserveWork(OneDnnConv &e, const dnnl_memory_desc_t *md) {
   return offset;
 }
 
-/// Memory in the primitive's layout `md` unless it equals the plain `user`
-/// one; then the user's memory serves and no reorder is needed. With
+/// Memory in the primitive's layout `md` unless it equals the caller's
+/// `user` one; then the user's memory serves and no reorder is needed. With
 /// `workOffset`, the memory gets no buffer of its own but a place in the
 /// op's working memory (see OneDnnConv::workBytes), from *workOffset on.
 static weft_rt_status internalMemory(weft_rt_context *ctx, OneDnnConv &e,
@@ -241,10 +257,17 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
     padsEnd[d] = s.padsEnd[first + d];
   }
   dnnl_dims_t biasDims = {s.oc};
+  // The caller's source and output are NC[D]HW or channel-blocked, as the
+  // layout word says: blocked ones need no reorder where the primitive
+  // prefers that layout (Winograd, most direct convolutions on AVX-512).
+  const dnnl_format_tag_t srcTag =
+      s.inputBlocked ? channelBlockedTag(rank + 2) : plainTag(rank + 2);
+  const dnnl_format_tag_t dstTag =
+      s.outputBlocked ? channelBlockedTag(rank + 2) : plainTag(rank + 2);
   dnnl_memory_desc_t userSrc, userWeight, userBias, userDst;
   DNNL_TRY(ctx,
            dnnl_memory_desc_init_by_tag(&userSrc, rank + 2, srcDims, dnnl_f32,
-                                        plainTag(rank + 2)),
+                                        srcTag),
            "source descriptor");
   DNNL_TRY(ctx,
            dnnl_memory_desc_init_by_tag(&userWeight, w, weightDims, dnnl_f32,
@@ -256,7 +279,7 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
       "bias descriptor");
   DNNL_TRY(ctx,
            dnnl_memory_desc_init_by_tag(&userDst, rank + 2, dstDims, dnnl_f32,
-                                        plainTag(rank + 2)),
+                                        dstTag),
            "destination descriptor");
 
   bool plain = e.algorithm == ConvAlgorithm::OneDnnPlain;
@@ -496,16 +519,35 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
   return WEFT_RT_OK;
 }
 
-std::string weft::rt::cpu::oneDnnConvImplementation(weft_rt_context *ctx,
-                                                    const int64_t *params) {
+/// The primitive cached for `params` at the context's thread count, or
+/// null.
+static const OneDnnConv *cachedConv(weft_rt_context *ctx,
+                                    const int64_t *params) {
   auto it = ctx->kernelCache.find(params);
   if (it == ctx->kernelCache.end())
-    return "";
+    return nullptr;
   auto *all = dynamic_cast<OneDnnConvByThreads *>(it->second.get());
   if (!all)
-    return "";
+    return nullptr;
   auto byThreads = all->byThreads.find(ctx->numThreads);
-  if (byThreads == all->byThreads.end() || !byThreads->second)
-    return "";
-  return byThreads->second->implementation;
+  if (byThreads == all->byThreads.end())
+    return nullptr;
+  return byThreads->second.get();
+}
+
+std::string weft::rt::cpu::oneDnnConvImplementation(weft_rt_context *ctx,
+                                                    const int64_t *params) {
+  const OneDnnConv *e = cachedConv(ctx, params);
+  return e ? e->implementation : "";
+}
+
+bool weft::rt::cpu::oneDnnConvReorders(weft_rt_context *ctx,
+                                       const int64_t *params, bool &source,
+                                       bool &output) {
+  const OneDnnConv *e = cachedConv(ctx, params);
+  if (!e)
+    return false;
+  source = e->srcReorder != nullptr;
+  output = e->dstReorder != nullptr;
+  return true;
 }

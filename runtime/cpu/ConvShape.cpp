@@ -18,9 +18,12 @@ static const char *const kConv = "conv";
 
 /// The layout word's bits (weft_rt.h).
 constexpr int64_t kChannelsLastInput = 1, kChannelsLastOutput = 2,
-                  kKernelFirstWeight = 4;
-constexpr int64_t kKnownLayoutBits =
+                  kKernelFirstWeight = 4, kBlockedInput = 8,
+                  kBlockedOutput = 16, kBlockedAddend = 32;
+constexpr int64_t kChannelsLastBits =
     kChannelsLastInput | kChannelsLastOutput | kKernelFirstWeight;
+constexpr int64_t kBlockedBits =
+    kBlockedInput | kBlockedOutput | kBlockedAddend;
 
 weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
                                         const int64_t *params, ConvShape &s) {
@@ -68,14 +71,41 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
     s.clampLow = static_cast<float>(low);
     s.clampHigh = static_cast<float>(high);
   }
-  WEFT_RT_REQUIRE(ctx, (s.layout & ~kKnownLayoutBits) == 0,
+  WEFT_RT_REQUIRE(ctx, (s.layout & ~(kChannelsLastBits | kBlockedBits)) == 0,
                   "conv: unknown bits in the layout word %lld (known: 1, "
                   "channels-last input; 2, channels-last output and addend; "
-                  "4, kernel-first weight)",
+                  "4, kernel-first weight; 8, 16 and 32, channel-blocked "
+                  "input, output and addend)",
                   (long long)s.layout);
   s.inputChannelsLast = s.layout & kChannelsLastInput;
   s.outputChannelsLast = s.layout & kChannelsLastOutput;
   s.weightKernelFirst = s.layout & kKernelFirstWeight;
+  s.inputBlocked = s.layout & kBlockedInput;
+  s.outputBlocked = s.layout & kBlockedOutput;
+  s.addendBlocked = s.layout & kBlockedAddend;
+  if (s.layout & kBlockedBits) {
+    // The blocked layouts are oneDNN's (ConvBlocked.cpp), which knows
+    // nothing of the channels-last ones and blocks whole channels.
+    WEFT_RT_REQUIRE(ctx, (s.layout & kChannelsLastBits) == 0,
+                    "conv: layout %lld mixes the channel-blocked bits (8 "
+                    "input, 16 output, 32 addend) with the channels-last or "
+                    "kernel-first ones (1, 2, 4)",
+                    (long long)s.layout);
+    WEFT_RT_REQUIRE(ctx, s.group == 1,
+                    "conv: the channel-blocked layout bits (8, 16, 32) need "
+                    "group 1, not %lld",
+                    (long long)s.group);
+    WEFT_RT_REQUIRE(ctx, !s.inputBlocked || s.c % kConvChannelBlock == 0,
+                    "conv: layout bit 8 (channel-blocked input) needs C to be "
+                    "a multiple of %lld, not %lld",
+                    (long long)kConvChannelBlock, (long long)s.c);
+    WEFT_RT_REQUIRE(ctx,
+                    !(s.outputBlocked || s.addendBlocked) ||
+                        s.oc % kConvChannelBlock == 0,
+                    "conv: layout bits 16 and 32 (channel-blocked output, "
+                    "addend) need OC to be a multiple of %lld, not %lld",
+                    (long long)kConvChannelBlock, (long long)s.oc);
+  }
   for (int64_t d = 3 - rank; d < 3; ++d) {
     long long axis = d - (3 - rank);
     WEFT_RT_REQUIRE(ctx,

@@ -57,6 +57,20 @@ weft_rt_status weft::rt::cpu::parsePool(weft_rt_context *ctx,
   int64_t *const fields[] = {s.in,        s.kernel,  s.strides, s.dilations,
                              s.padsBegin, s.padsEnd, s.out};
   readSpatialArrays(r, rank, fields);
+  int64_t layout = r.next();
+  WEFT_RT_REQUIRE(ctx, layout == 0 || layout == 1,
+                  "pool: layout %lld is neither 0 (NC[D]HW) nor 1 "
+                  "(channel-blocked by 16)",
+                  (long long)layout);
+  s.channelBlocked = layout == 1;
+  if (s.channelBlocked) {
+    WEFT_RT_REQUIRE(ctx, c % 16 == 0,
+                    "pool: the channel-blocked layout (1) needs C to be a "
+                    "multiple of 16, not %lld",
+                    (long long)c);
+    WEFT_RT_TRY(checkDtype(ctx, "channel-blocked pool", s.dtype,
+                           dtypeBit(WEFT_RT_F32)));
+  }
   for (int64_t d = 3 - rank; d < 3; ++d) {
     long long axis = d - (3 - rank);
     WEFT_RT_REQUIRE(ctx,

@@ -44,6 +44,9 @@ inline bool dilatedSpan(int64_t in, int64_t kernel, int64_t dilation,
 struct PoolShape {
   int64_t dtype;
   bool isMax, countIncludePad;
+  /// Layout word 1: input and output are N x C/16 x spatial... x 16
+  /// (C a multiple of 16, f32 only); 0: NC[D]HW.
+  bool channelBlocked;
   /// N * C.
   int64_t planes;
   int64_t in[3], kernel[3], strides[3], dilations[3], padsBegin[3], padsEnd[3],
@@ -51,7 +54,7 @@ struct PoolShape {
 };
 
 /// Reads and checks a pool block. Both kinds take `floatDtypes`, max pools
-/// also i8 and u8.
+/// also i8 and u8; the channel-blocked layout f32 only.
 weft_rt_status parsePool(weft_rt_context *ctx, const int64_t *params,
                          uint32_t floatDtypes, PoolShape &shape);
 

@@ -1,7 +1,8 @@
 //===- Pool.cpp - ONNX MaxPool and AveragePool ----------------------------===//
 //
 // weft_rt_cpu_pool: max and average pooling over 1 to 3 spatial dimensions
-// with strides, dilations, asymmetric pads and clipped ceil-mode windows.
+// with strides, dilations, asymmetric pads and clipped ceil-mode windows, in
+// NC[D]HW or (f32) channel-blocked by 16.
 //
 //===----------------------------------------------------------------------===//
 
@@ -419,6 +420,113 @@ static weft_rt_status pool(weft_rt_context *ctx, const PoolShape &s, const T *x,
   return WEFT_RT_OK;
 }
 
+//===----------------------------------------------------------------------===//
+// Channel-blocked layout
+//===----------------------------------------------------------------------===//
+
+/// The channels of a block in the channel-blocked layout (N x C/16 x
+/// spatial... x 16).
+constexpr int64_t kChannelBlock = 16;
+
+/// Pools output rows [begin, end) of a channel-blocked f32 tensor: row r is
+/// output row r % (out[0] * out[1]) (of depth and height) of channel block
+/// r / (out[0] * out[1]), over the images too. Each output position folds
+/// its window's 16-float vectors, one per input position, so that a
+/// block's 16 channels share every instruction. The folds are poolPlane's
+/// (max: `acc < v ? v : acc` from the lowest float, which skips NaN; a
+/// global max from the first element, as globalPool), tap by tap in the
+/// same order.
+template <bool isMax>
+static WEFT_RT_INLINE void
+poolBlockedRows(const PoolShape &s, const std::vector<Window> *wins,
+                bool global, const float *x, float *y, int64_t begin,
+                int64_t end) {
+  const int64_t rowsPerBlock = s.out[0] * s.out[1];
+  const int64_t inPlane = s.in[0] * s.in[1] * s.in[2];
+  const int64_t outPlane = rowsPerBlock * s.out[2];
+  const Float16 identity =
+      Float16{} + (isMax ? std::numeric_limits<float>::lowest() : 0.0f);
+  for (int64_t r = begin; r < end; ++r) {
+    const int64_t block = r / rowsPerBlock, row = r % rowsPerBlock;
+    const Window &wd = wins[0][row / s.out[1]];
+    const Window &wh = wins[1][row % s.out[1]];
+    const float *source = x + block * inPlane * kChannelBlock;
+    float *target = y + (block * outPlane + row * s.out[2]) * kChannelBlock;
+    for (int64_t ow = 0; ow < s.out[2]; ++ow) {
+      const Window &ww = wins[2][ow];
+      Float16 acc = isMax && global ? loadFloat16(source) : identity;
+      for (int64_t td = wd.first; td < wd.last; ++td) {
+        const int64_t id = wd.start + td * s.dilations[0];
+        for (int64_t th = wh.first; th < wh.last; ++th) {
+          const int64_t ih = wh.start + th * s.dilations[1];
+          const float *inputRow =
+              source + (id * s.in[1] + ih) * s.in[2] * kChannelBlock;
+          for (int64_t tw = ww.first; tw < ww.last; ++tw) {
+            const int64_t iw = ww.start + tw * s.dilations[2];
+            const Float16 v = loadFloat16(inputRow + iw * kChannelBlock);
+            acc = isMax ? (acc < v ? v : acc) : acc + v;
+          }
+        }
+      }
+      if constexpr (!isMax) {
+        const int64_t count =
+            s.countIncludePad ? wd.padded * wh.padded * ww.padded
+                              : (wd.last - wd.first) * (wh.last - wh.first) *
+                                    (ww.last - ww.first);
+        // A window wholly outside the (padded) input averages nothing.
+        acc = count > 0 ? acc / static_cast<float>(count) : Float16{};
+      }
+      storeFloat16(target + ow * kChannelBlock, acc);
+    }
+  }
+}
+
+// Compiled for AVX-512 and AVX2 too (called from the parallel region, whose
+// outlined body would not inherit the clones' targets).
+WEFT_RT_VECTOR_CLONES
+static void maxBlockedRows(const PoolShape &s, const std::vector<Window> *wins,
+                           bool global, const float *x, float *y, int64_t begin,
+                           int64_t end) {
+  poolBlockedRows<true>(s, wins, global, x, y, begin, end);
+}
+
+WEFT_RT_VECTOR_CLONES
+static void averageBlockedRows(const PoolShape &s,
+                               const std::vector<Window> *wins, bool global,
+                               const float *x, float *y, int64_t begin,
+                               int64_t end) {
+  poolBlockedRows<false>(s, wins, global, x, y, begin, end);
+}
+
+/// The channel-blocked pool (layout 1): output rows of every channel block
+/// dealt out to the threads in contiguous runs.
+static weft_rt_status poolChannelBlocked(weft_rt_context *ctx,
+                                         const PoolShape &s, const float *x,
+                                         float *y) {
+  const int64_t inPlane = s.in[0] * s.in[1] * s.in[2];
+  const int64_t outPlane = s.out[0] * s.out[1] * s.out[2];
+  bool global = outPlane == 1 && inPlane > 0;
+  for (int d = 0; d < 3; ++d)
+    global = global && s.kernel[d] == s.in[d] && s.dilations[d] == 1 &&
+             s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
+  const std::vector<Window> wins[3] = {windows(s, 0), windows(s, 1),
+                                       windows(s, 2)};
+  const int64_t rows = s.planes / kChannelBlock * s.out[0] * s.out[1];
+  const int64_t taps = s.kernel[0] * s.kernel[1] * s.kernel[2];
+  const int nt =
+      threadsFor(ctx, s.planes * outPlane * std::min<int64_t>(taps, 64));
+#pragma omp parallel num_threads(nt) if (nt > 1)
+  {
+    const int64_t size = omp_get_num_threads(), t = omp_get_thread_num();
+    const int64_t begin = rows * t / size, end = rows * (t + 1) / size;
+    if (s.isMax)
+      maxBlockedRows(s, wins, global, x, y, begin, end);
+    else
+      averageBlockedRows(s, wins, global, x, y, begin, end);
+  }
+  return WEFT_RT_OK;
+}
+
 weft_rt_status weft_rt_cpu_pool(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, void *out) {
   if (!ctx)
@@ -430,6 +538,9 @@ weft_rt_status weft_rt_cpu_pool(weft_rt_context *ctx, const int64_t *params,
   WEFT_RT_TRY(requireBuffer(ctx, kPool, out, "out"));
   if (s.in[0] * s.in[1] * s.in[2] > 0)
     WEFT_RT_TRY(requireBuffer(ctx, kPool, input, "input"));
+  if (s.channelBlocked)
+    return poolChannelBlocked(ctx, s, static_cast<const float *>(input),
+                              static_cast<float *>(out));
   return visitDtype(s.dtype, [&](auto zero) -> weft_rt_status {
     using T = decltype(zero);
     const T *x = static_cast<const T *>(input);

@@ -512,33 +512,51 @@ weft_rt_status weft_rt_cpu_matmul(weft_rt_context *ctx, const int64_t *params,
 ///      N x out[0] x ... x out[S-1] x OC, instead of N x OC x out...;
 ///   4: the weight is kernel-first, kernel[0] x ... x kernel[S-1] x
 ///      C/group x OC (TensorFlow's HWIO), instead of OC x C/group x
-///      kernel...
-/// Other bits fail with WEFT_RT_INVALID_ARGUMENT. A non-zero layout is
-/// taken by 2-D 1x1 convolutions of group 1 with strides 1 and no pads, and
-/// by 2-D depthwise ones (group == C == OC, any kernel, stride, dilation
-/// and pads), in any combination of the three bits; other shapes fail with
-/// WEFT_RT_UNSUPPORTED.
+///      kernel...;
+///   8: the input is channel-blocked by 16, N x C/16 x in[0] x ... x
+///      in[S-1] x 16 (oneDNN's nCw16c, nChw16c, nCdhw16c): channel c of a
+///      position is element c % 16 of its block c / 16;
+///  16: the output is channel-blocked by 16, N x OC/16 x out... x 16;
+///  32: conv_add's addend is channel-blocked by 16, whatever the output's
+///      layout (16 without 32: a blocked output and an N x OC x out...
+///      addend; 32 without 16: the other way round).
+/// Other bits fail with WEFT_RT_INVALID_ARGUMENT. A layout of bits 1, 2
+/// and 4 is taken by 2-D 1x1 convolutions of group 1 with strides 1 and no
+/// pads, and by 2-D depthwise ones (group == C == OC, any kernel, stride,
+/// dilation and pads), in any combination of the three bits; other shapes
+/// fail with WEFT_RT_UNSUPPORTED. Bits 8, 16 and 32 run any shape of group
+/// 1 on oneDNN, in any combination; they fail with
+/// WEFT_RT_INVALID_ARGUMENT together with any of bits 1, 2 and 4, with a
+/// group other than 1, with bit 8 when C is not a multiple of 16, with
+/// bit 16 or 32 when OC is not, and with bit 32 on weft_rt_cpu_conv
+/// (which has no addend).
 /// dtypes: f32.
 weft_rt_status weft_rt_cpu_conv(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, const void *weight,
                                 const void *bias, void *out);
 
-/// weft_rt_cpu_conv with `addend` (N x OC x out..., or N x out... x OC when
-/// the layout word has 2 set: the output's shape and layout; not NULL, not
-/// overlapping out) added to every output element after the bias and before the clamp:
-/// a residual Add fused into the convolution, min(max(conv + bias + addend,
-/// low), high).
+/// weft_rt_cpu_conv with `addend` (N x OC x out..., N x out... x OC when
+/// the layout word has 2 set, N x OC/16 x out... x 16 when it has 32 set:
+/// the output's shape; not NULL, not overlapping out) added to every output
+/// element after the bias and before the clamp: a residual Add fused into
+/// the convolution, min(max(conv + bias + addend, low), high).
 weft_rt_status weft_rt_cpu_conv_add(weft_rt_context *ctx,
                                     const int64_t *params, const void *input,
                                     const void *weight, const void *bias,
                                     const void *addend, void *out);
 
-/// ONNX MaxPool / AveragePool, NC[D]HW. kind: 0 max, 1 average.
+/// ONNX MaxPool / AveragePool, NC[D]HW or channel-blocked. kind: 0 max, 1
+/// average.
 /// params: dtype, kind, count_include_pad, S, N, C, in[S], kernel[S],
-///         strides[S], dilations[S], pads_begin[S], pads_end[S], out[S]
+///         strides[S], dilations[S], pads_begin[S], pads_end[S], out[S],
+///         layout
 /// Windows that run past the padded input (ceil_mode) are clipped; average
 /// divides by the window's size within the padded input when
 /// count_include_pad, else by its size within the input.
+/// layout, always present: 0, input and output NC[D]HW; 1, both
+/// channel-blocked by 16, N x C/16 x in... x 16 and N x C/16 x out... x 16
+/// (C a multiple of 16, else WEFT_RT_INVALID_ARGUMENT; f32 only, else
+/// WEFT_RT_UNSUPPORTED). Other values fail with WEFT_RT_INVALID_ARGUMENT.
 /// dtypes: f32, f64 (max also i8, u8).
 weft_rt_status weft_rt_cpu_pool(weft_rt_context *ctx, const int64_t *params,
                                 const void *input, void *out);

@@ -127,6 +127,11 @@ weft_rt_status weft::rt::cuda::parsePoolParams(weft_rt_context *ctx,
                                                PoolParams &s) {
   weft::rt::cpu::PoolShape shape;
   WEFT_RT_TRY(weft::rt::cpu::parsePool(ctx, params, kGpuFloatDtypes, shape));
+  if (shape.channelBlocked)
+    return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                        "pool: the channel-blocked layout (1) is not "
+                        "supported by the CUDA backend, which takes NC[D]HW "
+                        "only (layout 0)");
   s.dtype = shape.dtype;
   s.isMax = shape.isMax, s.countIncludePad = shape.countIncludePad;
   s.planes = shape.planes;

@@ -88,7 +88,8 @@ struct PoolParams {
 };
 
 /// Reads and checks a pool block. dtypes: f32, f64, f16, bf16 (max also
-/// i8, u8).
+/// i8, u8). The channel-blocked layout (layout word 1) fails with
+/// WEFT_RT_UNSUPPORTED.
 weft_rt_status parsePoolParams(weft_rt_context *ctx, const int64_t *params,
                                PoolParams &out);
 

@@ -361,8 +361,8 @@ TEST_P(ConvChannelsLastTest, NanAndInfinityAsInPlainLayout) {
 TEST_P(ConvChannelsLastTest, UnknownLayoutBits) {
   const LayoutCase c = pointwise(1, 4, 4, 3, 3);
   std::vector<float> x(64), w(64), out(64);
-  for (int64_t layout : {int64_t(8), int64_t(9), int64_t(16), int64_t(-1),
-                         int64_t(1) << 40}) {
+  for (int64_t layout :
+       {int64_t(64), int64_t(65), int64_t(88), int64_t(-1), int64_t(1) << 40}) {
     Params p = c.params(layout);
     EXPECT_EQ(weft_rt_cpu_conv(ctx, p.data(), x.data(), w.data(), nullptr,
                                out.data()),
@@ -371,7 +371,8 @@ TEST_P(ConvChannelsLastTest, UnknownLayoutBits) {
                            std::to_string(layout) +
                            " (known: 1, channels-last input; 2, "
                            "channels-last output and addend; 4, kernel-first "
-                           "weight)"),
+                           "weight; 8, 16 and 32, channel-blocked input, "
+                           "output and addend)"),
               std::string::npos)
         << error();
   }

@@ -18,6 +18,8 @@ struct PoolCase {
   int64_t n, c;
   std::vector<int64_t> in, kernel, strides, dilations, padsBegin, padsEnd;
   bool ceil = false;
+  /// The layout word: 0 NC[D]HW, 1 channel-blocked by 16.
+  int64_t layout = 0;
 
   std::vector<int64_t> out() const {
     std::vector<int64_t> result;
@@ -39,7 +41,8 @@ struct PoolCase {
         .add(dilations)
         .add(padsBegin)
         .add(padsEnd)
-        .add(out());
+        .add(out())
+        .add(layout);
     return p;
   }
 };
@@ -82,8 +85,55 @@ std::vector<double> referencePool(const PoolCase &c, const std::vector<T> &x) {
   return y;
 }
 
+/// N x C x P -> N x C/16 x P x 16, or back when `back`.
+template <typename T>
+std::vector<T> reblock(const std::vector<T> &from, int64_t n, int64_t c,
+                       int64_t plane, bool back = false) {
+  std::vector<T> to(from.size());
+  for (int64_t image = 0; image < n; ++image)
+    for (int64_t ch = 0; ch < c; ++ch)
+      for (int64_t p = 0; p < plane; ++p) {
+        const int64_t plain = (image * c + ch) * plane + p;
+        const int64_t blocked =
+            ((image * (c / 16) + ch / 16) * plane + p) * 16 + ch % 16;
+        to[back ? plain : blocked] = from[back ? blocked : plain];
+      }
+  return to;
+}
+
 class PoolTest : public KernelTest {
 protected:
+  /// Runs `c` (f32, C a multiple of 16) channel-blocked and expects what
+  /// the plain layout gives on the same data, exactly for max (the same
+  /// folds), and on random data what the reference gives (which differs
+  /// from both on a global max that starts with NaN).
+  void checkBlocked(PoolCase c, const std::vector<float> *given = nullptr) {
+    const int64_t inPlane = product(c.in), outPlane = product(c.out());
+    const std::vector<float> x =
+        given ? *given : randomValues<float>(c.n * c.c * inPlane, 33);
+    std::vector<float> plain(c.n * c.c * outPlane, 42.0f);
+    c.layout = 0;
+    ASSERT_EQ(weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F32).data(), x.data(),
+                               plain.data()),
+              WEFT_RT_OK)
+        << error();
+    c.layout = 1;
+    std::vector<float> blocked(plain.size(), 42.0f);
+    const std::vector<float> blockedX = reblock(x, c.n, c.c, inPlane);
+    ASSERT_EQ(weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F32).data(),
+                               blockedX.data(), blocked.data()),
+              WEFT_RT_OK)
+        << error();
+    const std::vector<float> out =
+        reblock(blocked, c.n, c.c, outPlane, /*back=*/true);
+    const double tolerance = c.isMax ? 0.0 : 1e-6;
+    EXPECT_TRUE(allClose(out, std::vector<double>(plain.begin(), plain.end()),
+                         tolerance, tolerance));
+    if (!given) {
+      EXPECT_TRUE(allClose(out, referencePool(c, x), 1e-5, 1e-6));
+    }
+  }
+
   template <typename T> void check(const PoolCase &c, weft_rt_dtype dtype) {
     bool isFloat = std::is_floating_point_v<T>;
     auto x = randomValues<T>(c.n * c.c * product(c.in), 31,
@@ -285,7 +335,7 @@ TEST_P(PoolTest, Errors) {
   EXPECT_NE(error().find("average pool: dtype i8"), std::string::npos)
       << error();
   Params p = c.params(WEFT_RT_F32);
-  p.words.back() = 5;
+  p.words[p.words.size() - 2] = 5; // the last output size
   EXPECT_EQ(weft_rt_cpu_pool(ctx, p.data(), x.data(), out.data()),
             WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(error().find("expected 3 (or 4 in ceil mode)"), std::string::npos)
@@ -301,6 +351,137 @@ TEST_P(PoolTest, Errors) {
   EXPECT_EQ(
       weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F32).data(), nullptr, out.data()),
       WEFT_RT_INVALID_ARGUMENT);
+}
+
+// Tests the channel-blocked layout against the plain one: ResNet's 3x3
+// stride-2 max pool (large enough for two threads), 2x2 stride 2, a CRNN's
+// 2x1 stride (2, 1), max and both averages with pads, ceil-mode windows
+// clipped, global pools, and 1-D and 3-D windows.
+TEST_P(PoolTest, ChannelBlocked) {
+  checkBlocked(
+      {true, false, 1, 64, {56, 56}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}});
+  for (bool isMax : {true, false})
+    for (bool includePad : {false, true}) {
+      SCOPED_TRACE(std::string(isMax ? "max" : "average") +
+                   (includePad ? ", count_include_pad" : ""));
+      checkBlocked({isMax,
+                    includePad,
+                    2,
+                    32,
+                    {14, 15},
+                    {2, 2},
+                    {2, 2},
+                    {1, 1},
+                    {0, 0},
+                    {0, 0}});
+      checkBlocked({isMax,
+                    includePad,
+                    1,
+                    16,
+                    {8, 25},
+                    {2, 1},
+                    {2, 1},
+                    {1, 1},
+                    {0, 1},
+                    {0, 1}});
+      checkBlocked({isMax,
+                    includePad,
+                    1,
+                    32,
+                    {9, 10},
+                    {3, 3},
+                    {2, 2},
+                    {1, 1},
+                    {1, 1},
+                    {1, 1}});
+      PoolCase ceil{isMax,  includePad, 2,      16,     {8, 9}, {3, 2},
+                    {2, 2}, {1, 1},     {0, 1}, {0, 1}, true};
+      ASSERT_EQ(ceil.out(), (std::vector<int64_t>{4, 6}));
+      checkBlocked(ceil);
+      checkBlocked({isMax,
+                    includePad,
+                    1,
+                    48,
+                    {7, 7},
+                    {7, 7},
+                    {1, 1},
+                    {1, 1},
+                    {0, 0},
+                    {0, 0}});
+      checkBlocked(
+          {isMax, includePad, 2, 16, {15}, {4}, {3}, {1}, {1}, {2}, true});
+      checkBlocked({isMax,
+                    includePad,
+                    1,
+                    16,
+                    {5, 6, 7},
+                    {2, 3, 2},
+                    {2, 1, 2},
+                    {1, 1, 2},
+                    {1, 0, 1},
+                    {0, 1, 1}});
+    }
+}
+
+// Tests channel-blocked max pools of inputs with NaN (skipped, as the plain
+// layout skips it unless it starts a global window) and -infinity.
+TEST_P(PoolTest, ChannelBlockedSpecialValues) {
+  for (const PoolCase &c :
+       {PoolCase{
+            true, false, 1, 16, {6, 6}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+        PoolCase{true,
+                 false,
+                 1,
+                 16,
+                 {3, 3},
+                 {3, 3},
+                 {1, 1},
+                 {1, 1},
+                 {0, 0},
+                 {0, 0}}}) {
+    std::vector<float> x = randomValues<float>(16 * product(c.in), 34);
+    const int64_t plane = product(c.in);
+    x[3 * plane] = std::numeric_limits<float>::quiet_NaN();
+    x[5 * plane + 4] = std::numeric_limits<float>::quiet_NaN();
+    for (int64_t i = 0; i < plane; ++i)
+      x[7 * plane + i] = -std::numeric_limits<float>::infinity();
+    checkBlocked(c, &x);
+  }
+}
+
+// Tests that bad layout words and blocks the channel-blocked layout cannot
+// take are refused with a message.
+TEST_P(PoolTest, ChannelBlockedErrors) {
+  std::vector<float> x(4096), out(4096);
+  PoolCase c{true,   false,  1,      32,     {4, 4},
+             {2, 2}, {2, 2}, {1, 1}, {0, 0}, {0, 0}};
+  for (int64_t layout : {int64_t(2), int64_t(-1), int64_t(16)}) {
+    c.layout = layout;
+    EXPECT_EQ(weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F32).data(), x.data(),
+                               out.data()),
+              WEFT_RT_INVALID_ARGUMENT);
+    EXPECT_NE(error().find("layout " + std::to_string(layout) +
+                           " is neither 0 (NC[D]HW) nor 1"),
+              std::string::npos)
+        << error();
+  }
+  c.layout = 1;
+  EXPECT_EQ(
+      weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F64).data(), x.data(), out.data()),
+      WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(error().find("channel-blocked pool: dtype f64 is not supported"),
+            std::string::npos)
+      << error();
+  EXPECT_EQ(
+      weft_rt_cpu_pool(ctx, c.params(WEFT_RT_I8).data(), x.data(), out.data()),
+      WEFT_RT_UNSUPPORTED);
+  c.c = 24;
+  EXPECT_EQ(
+      weft_rt_cpu_pool(ctx, c.params(WEFT_RT_F32).data(), x.data(), out.data()),
+      WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(error().find("needs C to be a multiple of 16, not 24"),
+            std::string::npos)
+      << error();
 }
 
 WEFT_KERNEL_TEST_THREADS(PoolTest);

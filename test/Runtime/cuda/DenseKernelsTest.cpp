@@ -129,6 +129,7 @@ std::vector<int64_t> poolBlock(int64_t dtype, bool isMax, bool includePad,
   for (const auto *v :
        {&in, &kernel, &strides, &dilations, &padsBegin, &padsEnd, &out})
     p.insert(p.end(), v->begin(), v->end());
+  p.push_back(0); // layout: NC[D]HW
   return p;
 }
 
@@ -319,12 +320,24 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
               std::string::npos)
         << errorOf(c);
   }
-  block.back() = 8;
+  block.back() = 64;
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
-  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 8"),
+  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 64"),
             std::string::npos)
       << errorOf(c);
+  // So are the channel-blocked ones (16 channels, group 1).
+  block = convBlock(WEFT_RT_F32, 1, 16, 16, 1, {5, 5}, {3, 3}, {1, 1}, {1, 1},
+                    {1, 1}, {1, 1});
+  for (int64_t layout : {8, 16, 24, 56}) {
+    block.back() = layout;
+    EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
+              WEFT_RT_UNSUPPORTED);
+    EXPECT_NE(errorOf(c).find("layout " + std::to_string(layout) +
+                              " is not supported by the CUDA backend"),
+              std::string::npos)
+        << errorOf(c);
+  }
 }
 
 // Tests pool blocks that are wrong.
@@ -337,7 +350,7 @@ TEST_F(DenseParamsTest, PoolRejectsBadBlocks) {
   EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("kind 2"), std::string::npos) << errorOf(c);
   bad = block;
-  bad.back() = 9;
+  bad[bad.size() - 2] = 9; // the last output size
   EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
   EXPECT_NE(errorOf(c).find("output size 9"), std::string::npos) << errorOf(c);
   bad = block;
@@ -346,7 +359,7 @@ TEST_F(DenseParamsTest, PoolRejectsBadBlocks) {
   // A window larger than the padded input.
   bad = poolBlock(WEFT_RT_F32, true, false, 1, 2, {2}, {4}, {1}, {1}, {0}, {0},
                   false);
-  bad.back() = 1;
+  bad[bad.size() - 2] = 1;
   EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
   bad = poolBlock(WEFT_RT_I8, false, false, 1, 2, {4}, {2}, {2}, {1}, {0}, {0},
                   false);
@@ -354,6 +367,16 @@ TEST_F(DenseParamsTest, PoolRejectsBadBlocks) {
   EXPECT_NE(errorOf(c).find("average pool"), std::string::npos) << errorOf(c);
   EXPECT_EQ(weft_rt_cuda_pool(c, block.data(), nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
+  // The layout word: 1 (channel-blocked) is the CPU's alone, 2 nobody's.
+  bad = poolBlock(WEFT_RT_F32, true, false, 1, 16, {7, 7}, {3, 3}, {2, 2},
+                  {1, 1}, {1, 1}, {1, 1}, false);
+  bad.back() = 1;
+  EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(errorOf(c).find("channel-blocked"), std::string::npos)
+      << errorOf(c);
+  bad.back() = 2;
+  EXPECT_EQ(weft_rt_cuda_pool(c, bad.data(), p, p), WEFT_RT_INVALID_ARGUMENT);
+  EXPECT_NE(errorOf(c).find("layout 2"), std::string::npos) << errorOf(c);
 }
 
 // Tests batch_norm and einsum blocks that are wrong.
