@@ -2,6 +2,8 @@
 
 #include "weft/ConvLayout.h"
 
+#include "mlir/IR/BuiltinTypeInterfaces.h"
+
 #include <cassert>
 
 using namespace mlir;
@@ -40,4 +42,25 @@ SmallVector<int64_t> mlir::weft::toOutputFirstWeightPerm(int64_t rank) {
   for (int64_t d = 0; d < rank - 2; ++d)
     perm.push_back(d);
   return perm;
+}
+
+SmallVector<int64_t>
+mlir::weft::toChannelBlockedShape(ArrayRef<int64_t> shape) {
+  assert(shape.size() >= 2 && "a convolution tensor has N and C");
+  SmallVector<int64_t> blocked{shape[0], ShapedType::isDynamic(shape[1])
+                                             ? ShapedType::kDynamic
+                                             : shape[1] / kChannelBlock};
+  llvm::append_range(blocked, shape.drop_front(2));
+  blocked.push_back(kChannelBlock);
+  return blocked;
+}
+
+SmallVector<int64_t>
+mlir::weft::fromChannelBlockedShape(ArrayRef<int64_t> shape) {
+  assert(shape.size() >= 3 && "a blocked tensor has N, C/16 and 16");
+  SmallVector<int64_t> plain{shape[0], ShapedType::isDynamic(shape[1])
+                                           ? ShapedType::kDynamic
+                                           : shape[1] * kChannelBlock};
+  llvm::append_range(plain, shape.drop_front(2).drop_back());
+  return plain;
 }

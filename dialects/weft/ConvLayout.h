@@ -1,8 +1,9 @@
 //===- ConvLayout.h - weft.conv's tensor layouts ----------------*- C++ -*-===//
 //
 // weft.conv stores each tensor channels-first by default (N x C x D...,
-// M x C/group x K...) and channels-last or kernel-first when its layout
-// attributes say so. These helpers move shapes between the two orders, so
+// M x C/group x K...) and channels-last, channel-blocked or kernel-first
+// when its layout attributes say so (weft.pool channel-blocked when its
+// attribute says so). These helpers move shapes between the orders, so
 // that the verifier, the passes and codegen reason in one order.
 //
 //===----------------------------------------------------------------------===//
@@ -47,6 +48,17 @@ SmallVector<int64_t> toChannelsFirstPerm(int64_t rank);
 /// 2. The inverse is toOutputFirstWeightPerm.
 SmallVector<int64_t> toKernelFirstWeightPerm(int64_t rank);
 SmallVector<int64_t> toOutputFirstWeightPerm(int64_t rank);
+
+/// Channels per block of the channel-blocked layout, N x C/16 x D... x 16
+/// (oneDNN's nChw16c): a block is one AVX-512 vector of channels.
+inline constexpr int64_t kChannelBlock = 16;
+
+/// N x C x D... as N x C/16 x D... x 16, for a channels-first `shape` of
+/// rank >= 2 whose C is a multiple of 16 or dynamic (then so is C/16).
+SmallVector<int64_t> toChannelBlockedShape(ArrayRef<int64_t> shape);
+/// Its inverse: N x C/16 x D... x 16 back to N x C x D..., for a blocked
+/// `shape` of rank >= 3.
+SmallVector<int64_t> fromChannelBlockedShape(ArrayRef<int64_t> shape);
 
 } // namespace mlir::weft
 

@@ -151,21 +151,41 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   auto storedWeightType =
       cast<RankedTensorType>(adaptor.getWeight().getType());
   Type elementType = storedInputType.getElementType();
-  if (storedInputType.getRank() < 3)
+  const bool blockedInput = static_cast<bool>(adaptor.getBlockedInput());
+  const bool blockedResult = static_cast<bool>(adaptor.getBlockedResult());
+  const bool blockedAddend = static_cast<bool>(adaptor.getBlockedAddend());
+  if ((blockedInput || blockedResult || blockedAddend) &&
+      (adaptor.getChannelsLastInput() || adaptor.getChannelsLastResult() ||
+       adaptor.getKernelFirstWeight()))
+    return emitOptionalError(loc, "channel-blocked layouts exclude the ",
+                             "channels-last and kernel-first ones");
+  if (blockedAddend && !adaptor.getAddend())
+    return emitOptionalError(loc, "blocked_addend needs an addend");
+  // A blocked input has one dimension more than the weight (the 16).
+  const int64_t inputRank = storedInputType.getRank() - (blockedInput ? 1 : 0);
+  if (inputRank < 3)
     return emitOptionalError(loc, "input must have rank >= 3 (N x C x ",
-                             "spatial), got ", storedInputType);
-  if (storedWeightType.getRank() != storedInputType.getRank())
+                             "spatial", blockedInput ? ", blocked: + 1" : "",
+                             "), got ", storedInputType);
+  if (storedWeightType.getRank() != inputRank)
     return emitOptionalError(loc, "weight ", storedWeightType,
-                             " must have the input's rank ",
-                             storedInputType.getRank());
-  // Everything below reasons in channels-first order; a channels-last
-  // result is permuted back at the end.
-  const int64_t rank = storedInputType.getRank();
+                             " must have the input's rank ", inputRank);
+  if (blockedInput &&
+      storedInputType.getShape().back() != kChannelBlock)
+    return emitOptionalError(loc, "blocked input ", storedInputType,
+                             " must end in a dimension of ", kChannelBlock);
+  // Everything below reasons in channels-first order; a channels-last or
+  // blocked result is laid out again at the end.
+  const int64_t rank = inputRank;
   auto inputType =
       adaptor.getChannelsLastInput()
           ? RankedTensorType::get(applyPermutation(storedInputType.getShape(),
-                                               toChannelsFirstPerm(rank)),
+                                                   toChannelsFirstPerm(rank)),
                                   elementType)
+      : blockedInput
+          ? RankedTensorType::get(
+                fromChannelBlockedShape(storedInputType.getShape()),
+                elementType)
           : storedInputType;
   auto weightType =
       adaptor.getKernelFirstWeight()
@@ -187,6 +207,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   int64_t group = adaptor.getGroup();
   if (group < 1)
     return emitOptionalError(loc, "group ", group, " must be >= 1");
+  if ((blockedInput || blockedResult || blockedAddend) && group != 1)
+    return emitOptionalError(loc, "channel-blocked layouts need group 1, ",
+                             "got ", group);
   std::optional<APFloat> clampMin = adaptor.getClampMin();
   std::optional<APFloat> clampMax = adaptor.getClampMax();
   for (const std::optional<APFloat> &bound : {clampMin, clampMax})
@@ -205,6 +228,9 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "weight's ", outChannels,
                              " output channels are not divisible by group ",
                              group);
+  if (blockedInput && isStatic(channels) && channels % kChannelBlock != 0)
+    return emitOptionalError(loc, "a blocked input has channels that are a ",
+                             "multiple of ", kChannelBlock);
   if (isStatic(channels) && isStatic(groupChannels) &&
       channels != groupChannels * group)
     return emitOptionalError(loc, "input has ", channels,
@@ -232,14 +258,33 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return failure();
   SmallVector<int64_t> shape{inputType.getDimSize(0), outChannels};
   llvm::append_range(shape, *sizes);
-  if (adaptor.getChannelsLastResult())
-    shape = applyPermutation(shape, toChannelsLastPerm(rank));
-  auto resultType = RankedTensorType::get(shape, elementType);
-  if (Value addend = adaptor.getAddend())
+  if ((blockedResult || blockedAddend) && isStatic(outChannels) &&
+      outChannels % kChannelBlock != 0)
+    return emitOptionalError(loc, "a blocked result or addend needs output ",
+                             "channels that are a multiple of ",
+                             kChannelBlock, ", got ", outChannels);
+  // In their layouts: the result, and the addend (the result's unless
+  // blocked_addend says otherwise).
+  auto laidOut = [&](bool blocked) {
+    if (blocked)
+      return RankedTensorType::get(toChannelBlockedShape(shape), elementType);
+    if (adaptor.getChannelsLastResult())
+      return RankedTensorType::get(
+          applyPermutation(shape, toChannelsLastPerm(rank)), elementType);
+    return RankedTensorType::get(shape, elementType);
+  };
+  auto resultType = laidOut(blockedResult);
+  if (Value addend = adaptor.getAddend()) {
+    auto addendType = laidOut(blockedAddend);
     if (!areCompatibleTensorTypes(TypeRange(addend.getType()),
-                                  TypeRange(resultType)))
-      return emitOptionalError(loc, "addend ", addend.getType(),
-                               " must have the result's type ", resultType);
+                                  TypeRange(addendType)))
+      return emitOptionalError(
+          loc, "addend ", addend.getType(), " must have the result's ",
+          blockedAddend == blockedResult ? ""
+          : blockedAddend                ? "channel-blocked "
+                                         : "channels-first ",
+          "type ", addendType);
+  }
   inferred.push_back(resultType);
   return success();
 }
@@ -272,13 +317,18 @@ ConvDims ConvOp::getDims() {
   ConvDims dims;
   dims.input = getChannelsLastInput()
                    ? applyPermutation(input, toChannelsFirstPerm(rank))
-                   : SmallVector<int64_t>(input);
-  dims.weight = getKernelFirstWeight()
-                    ? applyPermutation(weight, toOutputFirstWeightPerm(rank))
-                    : SmallVector<int64_t>(weight);
+               : getBlockedInput() ? fromChannelBlockedShape(input)
+                                   : SmallVector<int64_t>(input);
+  const int64_t weightRank = weight.size();
+  dims.weight =
+      getKernelFirstWeight()
+          ? applyPermutation(weight, toOutputFirstWeightPerm(weightRank))
+          : SmallVector<int64_t>(weight);
+  const int64_t resultRank = result.size();
   dims.result = getChannelsLastResult()
-                    ? applyPermutation(result, toChannelsFirstPerm(rank))
-                    : SmallVector<int64_t>(result);
+                    ? applyPermutation(result, toChannelsFirstPerm(resultRank))
+                : getBlockedResult() ? fromChannelBlockedShape(result)
+                                     : SmallVector<int64_t>(result);
   return dims;
 }
 
@@ -299,14 +349,29 @@ LogicalResult PoolOp::inferReturnTypes(MLIRContext *,
                                        std::optional<Location> loc,
                                        Adaptor adaptor,
                                        SmallVectorImpl<Type> &inferred) {
-  auto inputType = cast<RankedTensorType>(adaptor.getInput().getType());
+  auto storedInputType = cast<RankedTensorType>(adaptor.getInput().getType());
   ArrayRef<int64_t> kernel = adaptor.getKernelShape();
   size_t n = kernel.size();
   if (n == 0)
     return emitOptionalError(loc, "kernel_shape must not be empty");
-  if (inputType.getRank() != static_cast<int64_t>(n) + 2)
-    return emitOptionalError(loc, "input ", inputType, " must have rank ",
-                             n + 2, " for a kernel_shape of ", n, " values");
+  // A blocked pool reasons in channels-first order too.
+  const bool blocked = static_cast<bool>(adaptor.getBlocked());
+  const int64_t blockDims = blocked ? 1 : 0;
+  if (storedInputType.getRank() != static_cast<int64_t>(n) + 2 + blockDims)
+    return emitOptionalError(loc, "input ", storedInputType,
+                             " must have rank ", n + 2 + blockDims,
+                             " for a kernel_shape of ", n, " values",
+                             blocked ? " (blocked)" : "");
+  if (blocked && (storedInputType.getShape().back() != kChannelBlock ||
+                  adaptor.getWithIndices()))
+    return emitOptionalError(loc, "a blocked pool's input ends in a ",
+                             "dimension of ", kChannelBlock,
+                             " and it has no indices, got ", storedInputType);
+  auto inputType =
+      blocked ? RankedTensorType::get(
+                    fromChannelBlockedShape(storedInputType.getShape()),
+                    storedInputType.getElementType())
+              : storedInputType;
   for (int64_t k : kernel)
     if (k < 1)
       return emitOptionalError(loc, "kernel_shape value ", k, " must be >= 1");
@@ -331,7 +396,9 @@ LogicalResult PoolOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "column_major needs with_indices");
   SmallVector<int64_t> shape(inputType.getShape().take_front(2));
   llvm::append_range(shape, *sizes);
-  inferred.push_back(RankedTensorType::get(shape, inputType.getElementType()));
+  inferred.push_back(RankedTensorType::get(
+      blocked ? toChannelBlockedShape(shape) : shape,
+      inputType.getElementType()));
   if (adaptor.getWithIndices())
     inferred.push_back(RankedTensorType::get(
         shape, IntegerType::get(inputType.getContext(), 64)));
@@ -351,8 +418,10 @@ LogicalResult PoolOp::canonicalize(PoolOp op, PatternRewriter &rewriter) {
     rewriter.eraseOp(op);
     return success();
   }
-  return resolveAutoPad(op, op.getInput().getType().getShape().drop_front(2),
-                        op.getKernelShape(), rewriter);
+  ArrayRef<int64_t> input = op.getInput().getType().getShape();
+  return resolveAutoPad(
+      op, input.drop_front(2).drop_back(op.getBlocked() ? 1 : 0),
+      op.getKernelShape(), rewriter);
 }
 
 //===----------------------------------------------------------------------===//

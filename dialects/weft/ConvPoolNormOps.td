@@ -67,7 +67,11 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
     /// Whether any tensor is stored in other than its default layout.
     bool hasNonDefaultLayout() {
       return getChannelsLastInput() || getChannelsLastResult() ||
-             getKernelFirstWeight();
+             getKernelFirstWeight() || hasChannelBlockedLayout();
+    }
+    /// Whether any tensor is channel-blocked.
+    bool hasChannelBlockedLayout() {
+      return getBlockedInput() || getBlockedResult() || getBlockedAddend();
     }
   }]> {
   let summary = "N-dimensional grouped convolution with optional bias";
@@ -157,6 +161,25 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
            : (tensor<1x56x56x144xf32>, tensor<3x3x1x144xf32>,
               tensor<144xf32>) -> tensor<1x28x28x144xf32>
     ```
+
+    Three more store a tensor channel-blocked, N x C/16 x D1 x ... x Dn x 16
+    (oneDNN's nChw16c: element (n, c, d...) at [n, c / 16, d..., c % 16]),
+    so that a chain of convolutions that oneDNN runs in that layout (ResNet's
+    3x3 ones) needs no reorders between them (`weft-conv-blocked`):
+    - `blocked_input`: `input`, whose C is then a multiple of 16;
+    - `blocked_result`: the result, whose M is then a multiple of 16;
+    - `blocked_addend`: `addend`, independently of the result's layout.
+    They need `group` 1 and exclude the three above; without
+    `blocked_addend` the addend is channels-first (or channels-last with
+    `channels_last_result`).
+
+    ```mlir
+    %y = weft.conv %x, %w, %b addend %skip strides [1, 1] pads [1, 1, 1, 1]
+           dilations [1, 1] clamp_min 0.0 blocked_input blocked_result
+           : (tensor<1x4x56x56x16xf32>, tensor<64x64x3x3xf32>,
+              tensor<64xf32>, tensor<1x64x56x56xf32>)
+           -> tensor<1x4x56x56x16xf32>
+    ```
   }];
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
                        Optional<Weft_FloatTensor>:$bias,
@@ -170,7 +193,9 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
                        OptionalAttr<F64Attr>:$clamp_max,
                        UnitAttr:$channels_last_input,
                        UnitAttr:$channels_last_result,
-                       UnitAttr:$kernel_first_weight);
+                       UnitAttr:$kernel_first_weight,
+                       UnitAttr:$blocked_input, UnitAttr:$blocked_result,
+                       UnitAttr:$blocked_addend);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`addend` $addend^)? `strides` $strides
@@ -179,7 +204,9 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
     (`clamp_min` $clamp_min^)? (`clamp_max` $clamp_max^)?
     (`channels_last_input` $channels_last_input^)?
     (`channels_last_result` $channels_last_result^)?
-    (`kernel_first_weight` $kernel_first_weight^)? attr-dict `:`
+    (`kernel_first_weight` $kernel_first_weight^)?
+    (`blocked_input` $blocked_input^)? (`blocked_result` $blocked_result^)?
+    (`blocked_addend` $blocked_addend^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasCanonicalizeMethod = 1;
@@ -240,6 +267,12 @@ def Weft_PoolOp : Weft_Op<"pool"> {
     - the result is N x C x (output sizes) with the input's element type;
     - `with_indices` is only for `max`, and gives `indices`, i64 with the
       result's shape; `column_major` needs `with_indices`.
+
+    With `blocked` (set by `weft-conv-blocked`, never by the importer),
+    `input` and the result are channel-blocked, N x C/16 x D... x 16 as
+    `weft.conv`'s `blocked_input` has them, so that a pool between two
+    blocked convolutions keeps their layout; C is then a multiple of 16 and
+    `with_indices` is not allowed.
   }];
   let arguments = (ins Weft_NumericTensor:$input, Weft_PoolKind:$kind,
                        DenseI64ArrayAttr:$kernel_shape,
@@ -248,7 +281,8 @@ def Weft_PoolOp : Weft_Op<"pool"> {
                        UnitAttr:$count_include_pad,
                        DefaultValuedAttr<Weft_AutoPad,
                            "::mlir::weft::AutoPad::notset">:$auto_pad,
-                       UnitAttr:$with_indices, UnitAttr:$column_major);
+                       UnitAttr:$with_indices, UnitAttr:$column_major,
+                       UnitAttr:$blocked);
   let results = (outs Weft_NumericTensor:$result,
                       Optional<Weft_I64Tensor>:$indices);
   let assemblyFormat = [{
@@ -256,6 +290,7 @@ def Weft_PoolOp : Weft_Op<"pool"> {
     `dilations` $dilations (`ceil_mode` $ceil_mode^)?
     (`count_include_pad` $count_include_pad^)? (`auto_pad` $auto_pad^)?
     (`with_indices` $with_indices^)? (`column_major` $column_major^)?
+    (`blocked` $blocked^)?
     attr-dict `:` type($input) `->` type($result) (`,` type($indices)^)?
   }];
   let hasCanonicalizeMethod = 1;

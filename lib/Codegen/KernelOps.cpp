@@ -284,7 +284,10 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
     return op.emitOpError("with ") << s
                                    << " spatial dimensions is not supported "
                                       "by the CPU backend (1 to 3)";
-  if (op.hasNonDefaultLayout() && !isChannelsLastConvSupported(op))
+  // The runtime checks a blocked layout's channels and group as the
+  // verifier does; it runs every such convolution on oneDNN.
+  if (op.hasNonDefaultLayout() && !op.hasChannelBlockedLayout() &&
+      !isChannelsLastConvSupported(op))
     return op.emitOpError(
         "with a channels-last or kernel-first layout is supported by the CPU "
         "backend for 2-D 1x1 convolutions (group 1, stride 1, no pads) and "
@@ -314,7 +317,9 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
   }
   call.param((op.getChannelsLastInput() ? 1 : 0) |
              (op.getChannelsLastResult() ? 2 : 0) |
-             (op.getKernelFirstWeight() ? 4 : 0));
+             (op.getKernelFirstWeight() ? 4 : 0) |
+             (op.getBlockedInput() ? 8 : 0) | (op.getBlockedResult() ? 16 : 0) |
+             (op.getBlockedAddend() ? 32 : 0));
   call.buffer(in[0]).buffer(in[1]);
   call.buffer(op.getBias() ? in[2] : Value());
   if (op.getAddend())
@@ -335,21 +340,29 @@ static LogicalResult emitPool(PoolOp op, OpBuilder &b, ValueRange in,
             : requireDType(op, op.getInput(), {"f32", "f64"});
   if (failed(dtype))
     return failure();
-  ArrayRef<int64_t> x = shapeOf(op.getInput()), y = shapeOf(op.getResult());
+  if (op.getBlocked() && !elementOf(op.getInput()).isF32())
+    return op.emitOpError("in the channel-blocked layout is supported by the "
+                          "CPU backend for f32 only");
+  // The block describes the pool in channels-first order and says in its
+  // last word how the input and the output are stored.
+  SmallVector<int64_t> x(shapeOf(op.getInput())), y(shapeOf(op.getResult()));
+  if (op.getBlocked()) {
+    x = fromChannelBlockedShape(x);
+    y = fromChannelBlockedShape(y);
+  }
   int64_t s = x.size() - 2;
   SmallVector<int64_t> begin, end;
-  windowPads(op.getAutoPad(), op.getPads(), x.drop_front(2),
+  windowPads(op.getAutoPad(), op.getPads(), ArrayRef(x).drop_front(2),
              op.getKernelShape(), op.getStrides(), op.getDilations(), begin,
              end);
   KernelCall call("pool");
   call.param(*dtype).param(isMax ? 0 : 1).param(op.getCountIncludePad());
-  call.param(s).param(x[0]).param(x[1]).params_(x.drop_front(2));
+  call.param(s).param(x[0]).param(x[1]).params_(ArrayRef(x).drop_front(2));
   call.params_(op.getKernelShape()).params_(op.getStrides());
   call.params_(op.getDilations()).params_(begin).params_(end);
-  call.params_(y.drop_front(2));
-  // The layout word: 0, NC[D]HW (the runtime also takes 1, channel-blocked
-  // by 16).
-  call.param(0);
+  call.params_(ArrayRef(y).drop_front(2));
+  // The layout word: 0 NC[D]HW, 1 channel-blocked by 16.
+  call.param(op.getBlocked() ? 1 : 0);
   call.buffer(in[0]).buffer(out[0]);
   call.emit(b, op);
   return success();

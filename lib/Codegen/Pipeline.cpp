@@ -60,6 +60,10 @@ void mlir::weft::buildCpuKernelFormsPipeline(
   // channels-last, where the kernels need no transposes.
   if (options.convChannelsLast)
     pm.addNestedPass<func::FuncOp>(createWeftConvChannelsLast());
+  // Tensors that only pass between convolutions oneDNN runs (ResNet's)
+  // go channel-blocked, its layout, and need no reorders.
+  if (options.convBlocked)
+    pm.addNestedPass<func::FuncOp>(createWeftConvBlocked());
 }
 
 void mlir::weft::buildCpuBufferizationPipeline(
@@ -139,6 +143,7 @@ void mlir::weft::buildCudaKernelPipeline(
   // cuDNN's path has no fused clamp (runtime/cuda/kernels/Conv.cpp).
   common.fuseConvClamp = false;
   common.convChannelsLast = false;
+  common.convBlocked = false;
   buildCpuBufferizationPipeline(pm, common);
   // Constant data moves to the device's weights before anything reads it.
   WeftDeviceConstantsToWeightsOptions constants;

@@ -29,6 +29,12 @@ torch.onnx.export, with symbolic batch (and sequence or image) dimensions:
                   GELU as Mul/Pow/Add/Tanh, a causal mask; opset 17, batch
                   and sequence symbolic. Its large case gives loops big
                   enough to run on several threads.
+  column          ResNet blocks of 16 and 32 channels and a CRNN-style
+                  column (max and average pools between 3x3 convolutions, a
+                  2x1 kernel, 1-D convolutions over the width): the tensors
+                  weft-conv-blocked stores channel-blocked; opset 13,
+                  symbolic batch and width, exported in eval mode (batch
+                  norms folded into the convolutions)
 
 For every shape a model is tested with there is a folder in ONNX's test-data
 layout (input_<i>.pb, output_<i>.pb). The reference outputs come from PyTorch
@@ -126,6 +132,37 @@ class Cnn(torch.nn.Module):
         x = self.block2(self.block1(x))
         x = torch.nn.functional.adaptive_avg_pool2d(x, 1)
         return self.fc(torch.flatten(x, 1))
+
+
+class Column(torch.nn.Module):
+    """ResNet blocks and a CRNN-style column of 16-multiple channels, the
+    tensors that weft-conv-blocked stores channel-blocked: residual blocks
+    (one strided, with a 1x1 projection; the last one's shortcut is a
+    blocked tensor, the others' are not), max and average pools between
+    3x3 convolutions, a 2x1 kernel, then 1-D convolutions over the width."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = conv_bn(3, 16, 3, 1)
+        self.pool = torch.nn.MaxPool2d(2, stride=2)
+        self.block1 = Block(16, 16, 1)
+        self.block2 = Block(16, 32, 2)
+        self.block3 = Block(32, 32, 1)
+        self.conv = conv_bn(32, 32, 3, 1)
+        self.pool_rows = torch.nn.MaxPool2d((2, 1), stride=(2, 1))
+        self.average_rows = torch.nn.AvgPool2d((2, 1), stride=(2, 1))
+        self.rows = torch.nn.Conv2d(32, 32, (2, 1))
+        self.sequence = torch.nn.Sequential(
+            torch.nn.Conv1d(32, 32, 3, padding=1), torch.nn.ReLU(),
+            torch.nn.Conv1d(32, 16, 3, padding=1))
+
+    def forward(self, x):
+        x = self.pool(torch.relu(self.stem(x)))
+        x = self.block3(self.block2(self.block1(x)))
+        x = self.pool_rows(torch.relu(self.conv(x)))
+        x = torch.relu(self.rows(self.average_rows(x)))
+        x = torch.mean(x, dim=2)
+        return self.sequence(x)
 
 
 class Attention(torch.nn.Module):
@@ -370,6 +407,13 @@ MODELS = {
         dynamic={"input_ids": {0: "batch", 1: "seq"},
                  "logits": {0: "batch", 1: "seq"}},
         cases={"b1_s7": [(1, 7)], "b4_s64": [(4, 64)]},
+    ),
+    "column": dict(
+        make=Column, opset=13, inputs=["image"], outputs=["features"],
+        training=torch.onnx.TrainingMode.EVAL,
+        dynamic={"image": {0: "batch", 3: "width"},
+                 "features": {0: "batch", 2: "width"}},
+        cases={"b1_32x64": [(1, 3, 32, 64)], "b2_32x36": [(2, 3, 32, 36)]},
     ),
 }
 

@@ -69,6 +69,12 @@ struct CpuCodegenPipelineOptions
                      "channels-last (weft-conv-channels-last; the CPU "
                      "kernels only)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> convBlocked{
+      *this, "conv-blocked",
+      llvm::cl::desc("Store the tensors between convolutions that run on "
+                     "oneDNN channel-blocked, N x C/16 x H x W x 16 "
+                     "(weft-conv-blocked; the CPU kernels only)"),
+      llvm::cl::init(true)};
 };
 
 /// The weft-to-weft start of the CPU pipeline: canonicalization and the

@@ -249,6 +249,37 @@ def WeftFuseConvClamp : Pass<"weft-fuse-conv-clamp"> {
   }];
 }
 
+def WeftConvBlocked : Pass<"weft-conv-blocked", "func::FuncOp"> {
+  let summary = "Store the tensors between oneDNN convolutions channel-blocked";
+  let description = [{
+    Stores channel-blocked (N x C/16 x D... x 16, oneDNN's nChw16c) the
+    tensors that only pass between convolutions the CPU runtime runs on
+    oneDNN, so that they need no reorders: the results of convolutions
+    (f32, group 1, a kernel of more than one tap or a stride, input and
+    output channels multiples of 16, static shapes, no other layout) and of
+    the pools
+    between them that are used only as the input of such a convolution, as
+    the addend of one (an addend's layout is its own), or as the input of a
+    pool whose result is blocked too. The convolutions and pools touching
+    them get `blocked_input`, `blocked_result`, `blocked_addend` and
+    `blocked`. Tensors the rest of the program sees keep their layout. Run
+    after `weft-fuse-conv-clamp` and `weft-conv-channels-last`; CPU only.
+
+    ```mlir
+    %a = weft.conv %x, %w1, %b1 strides [1, 1] pads [1, 1, 1, 1]
+           dilations [1, 1] clamp_min 0.0 : (...) -> tensor<1x64x56x56xf32>
+    %y = weft.conv %a, %w2, %b2 addend %x strides [1, 1] pads [1, 1, 1, 1]
+           dilations [1, 1] clamp_min 0.0 : (...) -> tensor<1x64x56x56xf32>
+    // becomes
+    %a = weft.conv %x, %w1, %b1 ... blocked_result
+           : (...) -> tensor<1x4x56x56x16xf32>
+    %y = weft.conv %a, %w2, %b2 addend %x ... blocked_input
+           : (tensor<1x4x56x56x16xf32>, ...) -> tensor<1x64x56x56xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::weft::WeftDialect"];
+}
+
 def WeftConvChannelsLast : Pass<"weft-conv-channels-last",
                                  "func::FuncOp"> {
   let summary = "Store the tensors between convolutions channels-last";

@@ -428,3 +428,64 @@ func.func @conv_kernel_first(%x: tensor<1x4x9x9xf32>, %w: tensor<3x3x8x4xf32>) {
   %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] kernel_first_weight : (tensor<1x4x9x9xf32>, tensor<3x3x8x4xf32>) -> tensor<1x4x7x7xf32>
   return
 }
+
+// -----
+
+// Tests that a blocked input ends in 16 channels.
+func.func @conv_blocked_input_block(%x: tensor<1x4x8x8x8xf32>, %w: tensor<32x32x3x3xf32>) {
+  // expected-error @+2 {{blocked input 'tensor<1x4x8x8x8xf32>' must end in a dimension of 16}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] blocked_input : (tensor<1x4x8x8x8xf32>, tensor<32x32x3x3xf32>) -> tensor<1x32x8x8xf32>
+  return
+}
+
+// -----
+
+// Tests that a blocked result's output channels are a multiple of 16.
+func.func @conv_blocked_result_channels(%x: tensor<1x32x8x8xf32>, %w: tensor<24x32x3x3xf32>) {
+  // expected-error @+2 {{a blocked result or addend needs output channels that are a multiple of 16, got 24}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] blocked_result : (tensor<1x32x8x8xf32>, tensor<24x32x3x3xf32>) -> tensor<1x1x8x8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the blocked layouts exclude the channels-last ones.
+func.func @conv_blocked_and_channels_last(%x: tensor<1x32x8x8xf32>, %w: tensor<32x32x1x1xf32>) {
+  // expected-error @+2 {{channel-blocked layouts exclude the channels-last and kernel-first ones}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input blocked_result : (tensor<1x32x8x8xf32>, tensor<32x32x1x1xf32>) -> tensor<1x2x8x8x16xf32>
+  return
+}
+
+// -----
+
+// Tests that the blocked layouts need group 1.
+func.func @conv_blocked_group(%x: tensor<1x2x8x8x16xf32>, %w: tensor<32x16x3x3xf32>) {
+  // expected-error @+2 {{channel-blocked layouts need group 1, got 2}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] group 2 blocked_input : (tensor<1x2x8x8x16xf32>, tensor<32x16x3x3xf32>) -> tensor<1x32x8x8xf32>
+  return
+}
+
+// -----
+
+// Tests that a blocked addend has the result's blocked shape, whatever the
+// result's layout.
+func.func @conv_blocked_addend(%x: tensor<1x32x8x8xf32>, %w: tensor<32x32x3x3xf32>, %a: tensor<1x32x8x8xf32>) {
+  // expected-error @+2 {{addend 'tensor<1x32x8x8xf32>' must have the result's channel-blocked type 'tensor<1x2x8x8x16xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w addend %a strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] blocked_addend : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>, tensor<1x32x8x8xf32>) -> tensor<1x32x8x8xf32>
+  return
+}
+
+// -----
+
+// Tests that a blocked pool's input ends in 16 channels.
+func.func @pool_blocked(%x: tensor<1x2x8x8x8xf32>) {
+  // expected-error @+2 {{a blocked pool's input ends in a dimension of 16 and it has no indices, got 'tensor<1x2x8x8x8xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.pool max %x kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] blocked : tensor<1x2x8x8x8xf32> -> tensor<1x2x4x4x8xf32>
+  return
+}

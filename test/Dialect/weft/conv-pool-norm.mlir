@@ -159,3 +159,34 @@ func.func @conv_channels_last(%x: tensor<1x9x9x8xf32>, %w: tensor<3x3x1x8xf32>,
          : (tensor<1x4x5x5xf32>, tensor<6x4x1x1xf32>) -> tensor<1x5x5x6xf32>
   return %2 : tensor<1x5x5x6xf32>
 }
+
+// -----
+
+// Tests the channel-blocked layouts: a blocked input and result (N x C/16 x
+// spatial x 16), a plain result with a blocked addend and the reverse, and
+// a blocked pool, round-trip; the types follow the attributes.
+// CHECK-LABEL: func.func @conv_pool_blocked
+// CHECK: weft.conv %{{.*}}, %{{.*}}, %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] clamp_min 0.000000e+00 blocked_input blocked_result : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>, tensor<32xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK: weft.conv %{{.*}}, %{{.*}} addend %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] blocked_input blocked_addend : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>, tensor<1x2x8x8x16xf32>) -> tensor<1x32x8x8xf32>
+// CHECK: weft.conv %{{.*}}, %{{.*}} addend %{{.*}} strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1] blocked_result : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>, tensor<1x32x8x8xf32>) -> tensor<1x2x8x8x16xf32>
+// CHECK: weft.pool max %{{.*}} kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] blocked : tensor<1x2x8x8x16xf32> -> tensor<1x2x4x4x16xf32>
+func.func @conv_pool_blocked(%x: tensor<1x2x8x8x16xf32>,
+                             %w: tensor<32x32x3x3xf32>, %b: tensor<32xf32>)
+    -> tensor<1x2x4x4x16xf32> {
+  %0 = weft.conv %x, %w, %b strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+         clamp_min 0.0 blocked_input blocked_result
+         : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>, tensor<32xf32>)
+         -> tensor<1x2x8x8x16xf32>
+  %1 = weft.conv %0, %w addend %0 strides [1, 1] pads [1, 1, 1, 1]
+         dilations [1, 1] blocked_input blocked_addend
+         : (tensor<1x2x8x8x16xf32>, tensor<32x32x3x3xf32>,
+            tensor<1x2x8x8x16xf32>) -> tensor<1x32x8x8xf32>
+  %2 = weft.conv %1, %w addend %1 strides [1, 1] pads [1, 1, 1, 1]
+         dilations [1, 1] blocked_result
+         : (tensor<1x32x8x8xf32>, tensor<32x32x3x3xf32>,
+            tensor<1x32x8x8xf32>) -> tensor<1x2x8x8x16xf32>
+  %3 = weft.pool max %2 kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0]
+         dilations [1, 1] blocked
+         : tensor<1x2x8x8x16xf32> -> tensor<1x2x4x4x16xf32>
+  return %3 : tensor<1x2x4x4x16xf32>
+}
