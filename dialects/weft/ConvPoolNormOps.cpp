@@ -228,9 +228,6 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
     return emitOptionalError(loc, "weight's ", outChannels,
                              " output channels are not divisible by group ",
                              group);
-  if (blockedInput && isStatic(channels) && channels % kChannelBlock != 0)
-    return emitOptionalError(loc, "a blocked input has channels that are a ",
-                             "multiple of ", kChannelBlock);
   if (isStatic(channels) && isStatic(groupChannels) &&
       channels != groupChannels * group)
     return emitOptionalError(loc, "input has ", channels,
