@@ -12,12 +12,14 @@
 // The pass finds the largest set of convolution results that may be
 // channels-last: each is at most max-plane pixels (on MobileNetV2's 56x56
 // and 112x112 planes the channels-first kernels win) and used only as the
-// input of a convolution the CPU kernel runs channels-last, or as the
-// addend of one whose result is in the set too (an addend has its result's
-// layout); a result with an addend is in the set only with its addend, and
-// a depthwise convolution's result only with its input (its forms that
-// change the layout, a transposing tile fill or store, lose to the
-// channels-first kernels). Of that set it keeps the connected parts
+// input of a convolution the CPU kernel runs channels-last, as the addend
+// of one whose result is in the set too (an addend has its result's
+// layout), or by a global pool (a reduction over the spatial dimensions,
+// whose axes then move: MobileNetV2's last 1x1 convolution, 1280x320 at
+// 7x7, then runs as the GEMM pixels x C times C x M); a result with an
+// addend is in the set only with its addend, and a depthwise convolution's
+// result only with its input (its forms that change the layout, a
+// transposing tile fill or store, lose to the channels-first kernels). Of that set it keeps the connected parts
 // (tensors joined by a convolution that reads one and writes the other)
 // that contain a depthwise convolution: the gain is the depthwise layers'
 // and the small planes' GEMMs; a chain of 1x1 convolutions alone would only
@@ -72,6 +74,24 @@ int64_t planeSize(Value tensor) {
   return plane;
 }
 
+/// Whether `reduce` combines exactly the spatial dimensions of a static
+/// channels-first convolution tensor (GlobalAveragePool and GlobalMaxPool
+/// import as such): on a channels-last input it reduces dimensions 1 to
+/// rank - 2 instead, and its result holds the same elements in the same
+/// order (N x C, or N x C x 1... with keepdims: a reshape away).
+bool reducesSpatialDims(ReduceOp reduce) {
+  auto type = cast<RankedTensorType>(reduce.getInput().getType());
+  if (reduce.getDynamicAxes() || !type.hasStaticShape() || type.getRank() < 3)
+    return false;
+  ArrayRef<int64_t> axes = reduce.getAxes();
+  if (static_cast<int64_t>(axes.size()) != type.getRank() - 2)
+    return false;
+  for (auto [i, axis] : llvm::enumerate(axes))
+    if (axis != static_cast<int64_t>(i) + 2)
+      return false;
+  return true;
+}
+
 /// The largest set of convolution results in `func` that may be
 /// channels-last (see the file comment), before the depthwise filter.
 llvm::SetVector<Value> feasibleTensors(func::FuncOp func, int64_t maxPlane) {
@@ -96,6 +116,11 @@ llvm::SetVector<Value> feasibleTensors(func::FuncOp func, int64_t maxPlane) {
       for (OpOperand &use : tensor.getUses()) {
         if (!feasible)
           break;
+        // A global pool reads any layout (the reduction's axes move).
+        if (auto reduce = dyn_cast<ReduceOp>(use.getOwner())) {
+          feasible = reducesSpatialDims(reduce);
+          continue;
+        }
         auto consumer = dyn_cast<ConvOp>(use.getOwner());
         if (!consumer || !isCandidate(consumer)) {
           feasible = false;
@@ -212,6 +237,37 @@ void relayout(ConvOp conv, const llvm::DenseSet<Value> &channelsLast) {
   }
 }
 
+/// Moves `reduce`'s axes (the spatial ones, reducesSpatialDims) to where
+/// its now channels-last input has them; with keepdims its N x 1... x C
+/// result is reshaped back to the N x C x 1... that its users read (the
+/// same elements in the same order).
+void reduceChannelsLast(ReduceOp reduce) {
+  auto inputType = cast<RankedTensorType>(reduce.getInput().getType());
+  const int64_t rank = inputType.getRank();
+  SmallVector<int64_t> axes;
+  for (int64_t d = 1; d < rank - 1; ++d)
+    axes.push_back(d);
+  reduce.setAxes(axes);
+  if (!reduce.getKeepdims())
+    return;
+  RankedTensorType planar = reduce.getType();
+  SmallVector<int64_t> shape(rank, 1);
+  shape.front() = inputType.getDimSize(0);
+  shape.back() = inputType.getDimSize(rank - 1);
+  reduce.getResult().setType(
+      RankedTensorType::get(shape, planar.getElementType()));
+  OpBuilder b(reduce->getContext());
+  b.setInsertionPointAfter(reduce);
+  auto shapeType = RankedTensorType::get({rank}, b.getI64Type());
+  Value target = ConstantOp::create(
+      b, reduce.getLoc(),
+      DenseElementsAttr::get(shapeType, ArrayRef(planar.getShape())));
+  Value reshaped =
+      ReshapeOp::create(b, reduce.getLoc(), planar, reduce.getResult(), target);
+  reduce.getResult().replaceAllUsesExcept(reshaped,
+                                          reshaped.getDefiningOp());
+}
+
 struct ConvChannelsLastPass
     : mlir::weft::impl::WeftConvChannelsLastBase<ConvChannelsLastPass> {
   using Base::Base;
@@ -223,9 +279,18 @@ struct ConvChannelsLastPass
       return;
     llvm::DenseSet<Value> channelsLast = keepPartsWithDepthwise(func, feasible);
     SmallVector<ConvOp> convs;
-    func.walk([&](ConvOp conv) { convs.push_back(conv); });
+    SmallVector<ReduceOp> reduces;
+    func.walk([&](Operation *op) {
+      if (auto conv = dyn_cast<ConvOp>(op))
+        convs.push_back(conv);
+      else if (auto reduce = dyn_cast<ReduceOp>(op);
+               reduce && channelsLast.contains(reduce.getInput()))
+        reduces.push_back(reduce);
+    });
     for (ConvOp conv : convs)
       relayout(conv, channelsLast);
+    for (ReduceOp reduce : reduces)
+      reduceChannelsLast(reduce);
   }
 };
 

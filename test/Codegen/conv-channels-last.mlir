@@ -142,3 +142,43 @@ func.func @argument_weights(%x: tensor<1x2x6x6xf32>, %w: tensor<4x1x3x3xf32>,
          : (tensor<1x4x6x6xf32>, tensor<2x4x1x1xf32>) -> tensor<1x2x6x6xf32>
   return %2 : tensor<1x2x6x6xf32>
 }
+
+// -----
+
+// A network's head: the last 1x1 convolution feeds a global pool (a
+// reduction over the spatial dimensions) only, so its result goes
+// channels-last too; the reduction's axes move to where the channels-last
+// tensor has them, and with keepdims a reshape gives its users the N x C x
+// 1 x 1 they read (the same elements in the same order). A reduction over
+// other axes keeps its input channels-first (the 1x1 convolution writing
+// it changes the layout).
+// CHECK-LABEL: func.func @head
+// CHECK: %[[D:.*]] = weft.conv {{.*}} group 4 channels_last_input channels_last_result kernel_first_weight
+// CHECK: %[[H:.*]] = weft.conv %[[D]], {{.*}} channels_last_input channels_last_result kernel_first_weight : (tensor<1x6x6x4xf32>, tensor<1x1x4x8xf32>) -> tensor<1x6x6x8xf32>
+// CHECK: %[[M:.*]] = weft.reduce mean %[[H]] axes [1, 2] keepdims : tensor<1x6x6x8xf32> -> tensor<1x1x1x8xf32>
+// CHECK: %[[S:.*]] = weft.constant dense<[1, 8, 1, 1]> : tensor<4xi64>
+// CHECK: %[[R:.*]] = weft.reshape %[[M]], %[[S]] : (tensor<1x1x1x8xf32>, tensor<4xi64>) -> tensor<1x8x1x1xf32>
+// CHECK: %[[X:.*]] = weft.reduce max %[[H]] axes [1, 2] : tensor<1x6x6x8xf32> -> tensor<1x8xf32>
+// CHECK: %[[C:.*]] = weft.conv %{{.*}} channels_last_input : (tensor<1x6x6x4xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+// CHECK: weft.reduce sum %[[C]] axes [1] keepdims : tensor<1x8x6x6xf32> -> tensor<1x1x6x6xf32>
+// CHECK: return %[[R]], %[[X]]
+func.func @head(%x: tensor<1x2x6x6xf32>, %e: tensor<4x2x1x1xf32>,
+                %w: tensor<4x1x3x3xf32>, %h: tensor<8x4x1x1xf32>)
+    -> (tensor<1x8x1x1xf32>, tensor<1x8xf32>, tensor<1x1x6x6xf32>) {
+  %0 = weft.conv %x, %e strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         : (tensor<1x2x6x6xf32>, tensor<4x2x1x1xf32>) -> tensor<1x4x6x6xf32>
+  %1 = weft.conv %0, %w strides [1, 1] pads [1, 1, 1, 1] dilations [1, 1]
+         group 4 : (tensor<1x4x6x6xf32>, tensor<4x1x3x3xf32>) -> tensor<1x4x6x6xf32>
+  %2 = weft.conv %1, %h strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         clamp_min 0.0 clamp_max 6.0
+         : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %m = weft.reduce mean %2 axes [2, 3] keepdims
+         : tensor<1x8x6x6xf32> -> tensor<1x8x1x1xf32>
+  %x2 = weft.reduce max %2 axes [2, 3]
+         : tensor<1x8x6x6xf32> -> tensor<1x8xf32>
+  %c = weft.conv %0, %h strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         : (tensor<1x4x6x6xf32>, tensor<8x4x1x1xf32>) -> tensor<1x8x6x6xf32>
+  %s = weft.reduce sum %c axes [1] keepdims
+         : tensor<1x8x6x6xf32> -> tensor<1x1x6x6xf32>
+  return %m, %x2, %s : tensor<1x8x1x1xf32>, tensor<1x8xf32>, tensor<1x1x6x6xf32>
+}

@@ -257,10 +257,9 @@ def WeftConvBlocked : Pass<"weft-conv-blocked", "func::FuncOp"> {
     oneDNN, so that they need no reorders: the results of convolutions
     (f32, group 1, a kernel of more than one tap or a stride, input and
     output channels multiples of 16, static shapes, no other layout) and of
-    the pools
-    between them that are used only as the input of such a convolution, as
-    the addend of one (an addend's layout is its own), or as the input of a
-    pool whose result is blocked too. The convolutions and pools touching
+    the pools between them that are used only as the input of such a
+    convolution, as the addend of one (an addend's layout is its own), or
+    as the input of a pool whose result is blocked too. The convolutions and pools touching
     them get `blocked_input`, `blocked_result`, `blocked_addend` and
     `blocked`. Tensors the rest of the program sees keep their layout. Run
     after `weft-fuse-conv-clamp` and `weft-conv-channels-last`; CPU only.
@@ -288,8 +287,10 @@ def WeftConvChannelsLast : Pass<"weft-conv-channels-last",
     (N x H x W x C): each is at most `max-plane` pixels (H x W) and used
     only as the `input` of a `weft.conv` that the CPU kernel runs
     channels-last (2-D, f32, static shapes: 1x1 of group 1, stride 1 and no
-    pads, or depthwise), or as the `addend` of one whose result is
-    channels-last too; a result with an addend only with its addend, and a
+    pads, or depthwise), as the `addend` of one whose result is
+    channels-last too, or by a `weft.reduce` over exactly the spatial
+    dimensions (a global pool: its axes move, and with `keepdims` a
+    `weft.reshape` gives its users N x C x 1 x 1); a result with an addend only with its addend, and a
     depthwise convolution's result only with its input (its forms that
     change the layout lose to the channels-first kernels). Of those it
     keeps the connected parts (tensors joined by a convolution that reads
