@@ -336,9 +336,9 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
   default:
     break;
   }
-  // The other algorithms clamp in their own epilogues, before an Add could
-  // come in: with an addend they run without the clamp, and one pass adds
-  // the addend and clamps.
+  // The other algorithms clamp in their own epilogues (oneDNN's in a pass
+  // after it, ConvOneDnn.cpp), before an Add could come in: with an addend
+  // they run without the clamp, and one pass adds the addend and clamps.
   ConvShape unclamped = s;
   if (a) {
     unclamped.hasClamp = false;

@@ -210,7 +210,7 @@ weft_rt_status weft::rt::cpu::convBlocked(weft_rt_context *ctx,
   } else {
     WEFT_RT_TRY(requireBuffer(ctx, kConv, input, "input"));
     WEFT_RT_TRY(requireBuffer(ctx, kConv, weight, "weight"));
-    // oneDNN clamps in its epilogue, before an Add could come in: with an
+    // convOneDnn clamps its output, before an Add could come in: with an
     // addend it runs without the clamp, and addAddend clamps.
     ConvShape unclamped = s;
     if (a) {

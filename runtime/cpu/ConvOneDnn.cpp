@@ -56,7 +56,6 @@ struct OneDnnConv : CacheEntry {
   bool hasBias = false;
   /// Whether the clamp is a post-op: a convolution with a fused Add runs
   /// without it (the Add comes first), with the same parameter block.
-  bool clamped = false;
   /// The thread count the primitive was built for: oneDNN fixes a
   /// primitive's team size when it creates it.
   int threads = 0;
@@ -307,29 +306,10 @@ static weft_rt_status buildConv(weft_rt_context *ctx, OneDnnConv &e,
     dnnl_primitive_attr_destroy(attr);
     return dnnlFailure(ctx, modeStatus, "scratchpad mode");
   }
-  // The fused clamp, as an eltwise post-op applied to the output before it
-  // is stored: a Relu (low 0, no high bound) as oneDNN's relu, anything else
-  // as clip (the same forward result as clip_v2).
-  if (s.hasClamp) {
-    dnnl_post_ops_t postOps = nullptr;
-    dnnl_status_t postStatus = dnnl_post_ops_create(&postOps);
-    if (postStatus == dnnl_success) {
-      bool relu = s.clampLow == 0.0f &&
-                  s.clampHigh == std::numeric_limits<float>::infinity();
-      postStatus =
-          relu ? dnnl_post_ops_append_eltwise(postOps, 1.0f, dnnl_eltwise_relu,
-                                              0.0f, 0.0f)
-               : dnnl_post_ops_append_eltwise(postOps, 1.0f, dnnl_eltwise_clip,
-                                              s.clampLow, s.clampHigh);
-      if (postStatus == dnnl_success)
-        postStatus = dnnl_primitive_attr_set_post_ops(attr, postOps);
-      dnnl_post_ops_destroy(postOps);
-    }
-    if (postStatus != dnnl_success) {
-      dnnl_primitive_attr_destroy(attr);
-      return dnnlFailure(ctx, postStatus, "clamp post-op");
-    }
-  }
+  // No eltwise post-op for the fused clamp: oneDNN's relu and clip turn a
+  // NaN into the lower bound (its blocked direct kernel with Relu, Winograd
+  // with Relu6), where weft_rt_cpu_conv keeps NaN; convOneDnn clamps in a
+  // pass of its own.
   // Winograd exists for few shapes; where it does not, fall back to the
   // direct algorithm.
   dnnl_primitive_desc_t pd = nullptr;
@@ -419,6 +399,19 @@ static weft_rt_status execute(weft_rt_context *ctx, OneDnnConv &e,
   return WEFT_RT_OK;
 }
 
+/// y[i] = min(max(y[i], low), high) over the `count` outputs (any layout),
+/// NaN kept, on up to `nt` threads.
+static void clampInPlace(const ConvShape &s, float *y, int64_t count, int nt) {
+  constexpr int64_t kChunk = 1 << 14;
+  const int64_t chunks = (count + kChunk - 1) / kChunk;
+#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
+  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
+    const int64_t begin = chunk * kChunk;
+    finishConvRow(y + begin, std::min(kChunk, count - begin), 0.0f,
+                  s.clampLow, s.clampHigh, nullptr);
+  }
+}
+
 weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
                                          ConvAlgorithm algorithm,
                                          const int64_t *params,
@@ -437,14 +430,12 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
   // oneDNN sizes a primitive's team from OpenMP's setting at creation, and
   // keeps it: set the context's count first.
   applyLibraryThreads(ctx);
-  if (e && (e->algorithm != algorithm || e->hasBias != hasBias ||
-            e->clamped != s.hasClamp))
+  if (e && (e->algorithm != algorithm || e->hasBias != hasBias))
     e = nullptr;
   if (!e) {
     auto entry = std::make_unique<OneDnnConv>();
     entry->algorithm = algorithm;
     entry->hasBias = hasBias;
-    entry->clamped = s.hasClamp;
     entry->threads = ctx->numThreads;
     entry->weightCount = (s.oc / s.group) * s.c * s.kernelVolume();
     DNNL_TRY(ctx, dnnl_engine_create(&entry->engine, dnnl_cpu, 0),
@@ -516,6 +507,9 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
     WEFT_RT_TRY(execute(ctx, *e, e->dstReorder, 2, back, "output reorder"));
   }
   DNNL_TRY(ctx, dnnl_stream_wait(e->stream), "stream wait");
+  if (s.hasClamp)
+    clampInPlace(s, out, s.n * s.oc * s.outPlane(),
+                 threadsFor(ctx, s.n * s.oc * s.outPlane()));
   return WEFT_RT_OK;
 }
 

@@ -11,6 +11,7 @@
 #include "Conv.h"
 
 #include <algorithm>
+#include <cmath>
 #include <limits>
 
 using namespace weft::rt::test;
@@ -479,6 +480,57 @@ TEST_P(ConvTest, ClampOnEveryAlgorithm) {
       check(c);
       c.bias = false;
       check(c);
+    }
+}
+
+// Tests that the fused clamp keeps NaN on every algorithm, as weft_rt.h
+// says: outputs whose window holds a NaN input are NaN, and the others are
+// clamped. oneDNN's eltwise post-ops turn NaN into the lower bound (its
+// blocked direct kernel with Relu, Winograd with Relu6), so the oneDNN
+// algorithms clamp in a pass of their own.
+TEST_P(ConvTest, ClampKeepsNaNOnEveryAlgorithm) {
+  const ConvCase shapes[] = {
+      {1, 16, 16, 1, {8, 8}, {3, 3}, {1, 1}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 16, 32, 1, {9, 9}, {3, 3}, {2, 2}, {1, 1}, {1, 1}, {1, 1}},
+      {1, 16, 16, 1, {12}, {3}, {1}, {1}, {1}, {1}},
+  };
+  const double bounds[][2] = {{0.0, kInf}, {0.0, 6.0}};
+  for (const ConvCase &shape : shapes)
+    for (const auto &bound : bounds) {
+      ConvCase c = shape;
+      c.clamp(bound[0], bound[1]);
+      SCOPED_TRACE("clamp [" + std::to_string(bound[0]) + ", " +
+                   std::to_string(bound[1]) + "]");
+      Params p = c.params();
+      auto x = randomValues<float>(c.n * c.c * product(c.in), 21);
+      x[x.size() / 2 + 1] = std::numeric_limits<float>::quiet_NaN();
+      auto w = randomValues<float>(c.oc * c.c * product(c.kernel), 22);
+      auto bias = randomValues<float>(c.oc, 23);
+      auto expected = clampReference(c, referenceConv(c, x, w, bias));
+      int64_t nans = 0;
+      for (double v : expected)
+        nans += std::isnan(v) ? 1 : 0;
+      ASSERT_GT(nans, 0);
+      for (ConvAlgorithm algorithm : kAlgorithms) {
+        if (algorithm == ConvAlgorithm::Depthwise ||
+            (algorithm == ConvAlgorithm::Direct && !directTakes(c)))
+          continue;
+        std::vector<float> out(expected.size(), 99.0f);
+        ASSERT_EQ(weft::rt::cpu::convWith(ctx, algorithm, p.data(), x.data(),
+                                          w.data(), bias.data(), out.data()),
+                  WEFT_RT_OK)
+            << error() << " (algorithm " << static_cast<int>(algorithm) << ")";
+        for (size_t i = 0; i < out.size(); ++i) {
+          if (std::isnan(expected[i]))
+            EXPECT_TRUE(std::isnan(out[i]))
+                << "algorithm " << static_cast<int>(algorithm) << ", output "
+                << i << " is " << out[i];
+          else
+            EXPECT_NEAR(out[i], expected[i], 1e-4)
+                << "algorithm " << static_cast<int>(algorithm) << ", output "
+                << i;
+        }
+      }
     }
 }
 
