@@ -27,6 +27,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelOps.h"
 #include "weft/Codegen/Passes.h"
 #include "weft/WeftOps.h"
 
@@ -41,14 +42,6 @@ using namespace mlir;
 using namespace mlir::weft;
 
 namespace {
-
-bool hasStaticShapes(Operation *op) {
-  auto isStatic = [](Value v) {
-    return cast<RankedTensorType>(v.getType()).hasStaticShape();
-  };
-  return llvm::all_of(op->getOperands(), isStatic) &&
-         llvm::all_of(op->getResults(), isStatic);
-}
 
 /// A convolution that runs on oneDNN, where the blocked layout saves the
 /// reorders: f32, group 1, a kernel of more than one tap or a stride (the

@@ -51,13 +51,6 @@ using namespace mlir::weft;
 
 namespace {
 
-bool hasStaticShapes(ConvOp conv) {
-  for (Value v : conv->getOperands())
-    if (!cast<RankedTensorType>(v.getType()).hasStaticShape())
-      return false;
-  return conv.getResult().getType().hasStaticShape();
-}
-
 /// A convolution this pass may give other layouts: one the CPU kernel runs
 /// channels-last, with static shapes, still in the default layouts.
 bool isCandidate(ConvOp conv) {

@@ -255,6 +255,15 @@ static void windowPads(AutoPad autoPad, ArrayRef<int64_t> pads,
   end.assign(all.begin() + n, all.end());
 }
 
+bool mlir::weft::hasStaticShapes(Operation *op) {
+  auto isStatic = [](Type type) {
+    auto tensor = dyn_cast<RankedTensorType>(type);
+    return tensor && tensor.hasStaticShape();
+  };
+  return llvm::all_of(op->getOperandTypes(), isStatic) &&
+         llvm::all_of(op->getResultTypes(), isStatic);
+}
+
 bool mlir::weft::isChannelsLastConvSupported(ConvOp conv) {
   ConvDims dims = conv.getDims();
   if (dims.spatialRank() != 2 ||

@@ -22,6 +22,10 @@ bool isKernelOp(Operation *op);
 /// Tile repeats): they are not passed to the kernel.
 bool isKernelOperandRead(Operation *op, unsigned operandIndex);
 
+/// Whether every operand and result of `op` is a tensor of static shape:
+/// what the layout passes need before they lay a tensor out otherwise.
+bool hasStaticShapes(Operation *op);
+
 /// True when the CPU convolution kernel runs `conv` with channels-last and
 /// kernel-first layouts (any of weft.conv's layout attributes): 2-D 1x1
 /// convolutions of group 1, stride 1 and no pads (one GEMM), and 2-D

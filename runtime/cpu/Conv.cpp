@@ -136,7 +136,7 @@ void weft::rt::cpu::addAndClamp(const ConvShape &s, float *y,
   for (int64_t chunk = 0; chunk < chunks; ++chunk) {
     const int64_t begin = chunk * kChunk;
     finishConvRow(y + begin, std::min(kChunk, count - begin), 0.0f,
-                  s.clampLow, s.clampHigh, addend + begin);
+                  s.clampLow, s.clampHigh, addend ? addend + begin : nullptr);
   }
 }
 
@@ -339,12 +339,7 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
   // The other algorithms clamp in their own epilogues (oneDNN's in a pass
   // after it, ConvOneDnn.cpp), before an Add could come in: with an addend
   // they run without the clamp, and one pass adds the addend and clamps.
-  ConvShape unclamped = s;
-  if (a) {
-    unclamped.hasClamp = false;
-    unclamped.clampLow = -std::numeric_limits<float>::infinity();
-    unclamped.clampHigh = std::numeric_limits<float>::infinity();
-  }
+  const ConvShape unclamped = a ? withoutClamp(s) : s;
   switch (algorithm) {
   case ConvAlgorithm::Depthwise:
     if (!s.isDepthwise())

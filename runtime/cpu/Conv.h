@@ -12,6 +12,7 @@
 
 #include "Gemm.h"
 
+#include <limits>
 #include <string>
 
 namespace weft::rt::cpu {
@@ -123,7 +124,17 @@ void finishConvRow(float *y, int64_t count, float bias, float low, float high,
 
 /// y[i] = clamp(y[i] + addend[i]) over `count` elements on up to `nt`
 /// threads: the residual Add after an algorithm that cannot take it in its
-/// own epilogue (which then runs without the clamp).
+/// own epilogue (which then runs without the clamp); with `addend` NULL,
+/// the clamp alone (NaN kept).
+/// `s` without its clamp: what an algorithm runs before addAndClamp adds
+/// an addend and clamps.
+inline ConvShape withoutClamp(ConvShape s) {
+  s.hasClamp = false;
+  s.clampLow = -std::numeric_limits<float>::infinity();
+  s.clampHigh = std::numeric_limits<float>::infinity();
+  return s;
+}
+
 void addAndClamp(const ConvShape &s, float *y, const float *addend,
                  int64_t count, int nt);
 

@@ -103,25 +103,21 @@ static void addTilesAcrossLayouts(float *y, const float *addend,
         }
       continue;
     }
+    // Vector i of the addend's tile (a channel's 16 positions on the plain
+    // side, a position's 16 channels on the blocked one) becomes, once
+    // transposed, vector i of y's tile in y's layout.
+    const float *from = addend + (outputBlocked ? plainBase : blockedBase);
+    float *to = y + (outputBlocked ? blockedBase : plainBase);
+    const int64_t fromStride = outputBlocked ? plane : kBlock;
+    const int64_t toStride = outputBlocked ? kBlock : plane;
     Float16 rows[kBlock];
-    if (outputBlocked) {
-      for (int64_t j = 0; j < kBlock; ++j)
-        rows[j] = loadFloat16(addend + plainBase + j * plane);
-      transpose16(rows);
-      for (int64_t p = 0; p < kBlock; ++p) {
-        float *target = y + blockedBase + p * kBlock;
-        storeFloat16(target, clamp16(loadFloat16(target) + rows[p], lowVector,
-                                     highVector));
-      }
-    } else {
-      for (int64_t p = 0; p < kBlock; ++p)
-        rows[p] = loadFloat16(addend + blockedBase + p * kBlock);
-      transpose16(rows);
-      for (int64_t j = 0; j < kBlock; ++j) {
-        float *target = y + plainBase + j * plane;
-        storeFloat16(target, clamp16(loadFloat16(target) + rows[j], lowVector,
-                                     highVector));
-      }
+    for (int64_t i = 0; i < kBlock; ++i)
+      rows[i] = loadFloat16(from + i * fromStride);
+    transpose16(rows);
+    for (int64_t i = 0; i < kBlock; ++i) {
+      float *target = to + i * toStride;
+      storeFloat16(target, clamp16(loadFloat16(target) + rows[i], lowVector,
+                                   highVector));
     }
   }
 }
@@ -212,13 +208,7 @@ weft_rt_status weft::rt::cpu::convBlocked(weft_rt_context *ctx,
     WEFT_RT_TRY(requireBuffer(ctx, kConv, weight, "weight"));
     // convOneDnn clamps its output, before an Add could come in: with an
     // addend it runs without the clamp, and addAddend clamps.
-    ConvShape unclamped = s;
-    if (a) {
-      unclamped.hasClamp = false;
-      unclamped.clampLow = -std::numeric_limits<float>::infinity();
-      unclamped.clampHigh = std::numeric_limits<float>::infinity();
-    }
-    WEFT_RT_TRY(convOneDnn(ctx, algorithm, params, unclamped,
+    WEFT_RT_TRY(convOneDnn(ctx, algorithm, params, a ? withoutClamp(s) : s,
                            static_cast<const float *>(input),
                            static_cast<const float *>(weight), b, y));
   }

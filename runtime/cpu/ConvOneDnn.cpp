@@ -399,19 +399,6 @@ static weft_rt_status execute(weft_rt_context *ctx, OneDnnConv &e,
   return WEFT_RT_OK;
 }
 
-/// y[i] = min(max(y[i], low), high) over the `count` outputs (any layout),
-/// NaN kept, on up to `nt` threads.
-static void clampInPlace(const ConvShape &s, float *y, int64_t count, int nt) {
-  constexpr int64_t kChunk = 1 << 14;
-  const int64_t chunks = (count + kChunk - 1) / kChunk;
-#pragma omp parallel for num_threads(nt) if (nt > 1) schedule(static)
-  for (int64_t chunk = 0; chunk < chunks; ++chunk) {
-    const int64_t begin = chunk * kChunk;
-    finishConvRow(y + begin, std::min(kChunk, count - begin), 0.0f,
-                  s.clampLow, s.clampHigh, nullptr);
-  }
-}
-
 weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
                                          ConvAlgorithm algorithm,
                                          const int64_t *params,
@@ -507,9 +494,10 @@ weft_rt_status weft::rt::cpu::convOneDnn(weft_rt_context *ctx,
     WEFT_RT_TRY(execute(ctx, *e, e->dstReorder, 2, back, "output reorder"));
   }
   DNNL_TRY(ctx, dnnl_stream_wait(e->stream), "stream wait");
+  // The clamp, in any layout (see buildConv: no eltwise post-op).
   if (s.hasClamp)
-    clampInPlace(s, out, s.n * s.oc * s.outPlane(),
-                 threadsFor(ctx, s.n * s.oc * s.outPlane()));
+    addAndClamp(s, out, nullptr, s.n * s.oc * s.outPlane(),
+                threadsFor(ctx, s.n * s.oc * s.outPlane()));
   return WEFT_RT_OK;
 }
 

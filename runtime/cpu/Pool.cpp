@@ -356,15 +356,22 @@ static void globalPool(const PoolShape &s, int64_t inPlane, const T *x, T *y,
   }
 }
 
+/// Whether one window covers each whole plane, unpadded and undilated.
+static bool isGlobalPool(const PoolShape &s) {
+  bool global = s.out[0] * s.out[1] * s.out[2] == 1 &&
+                s.in[0] * s.in[1] * s.in[2] > 0;
+  for (int d = 0; d < 3; ++d)
+    global = global && s.kernel[d] == s.in[d] && s.dilations[d] == 1 &&
+             s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
+  return global;
+}
+
 template <typename T, typename Acc, bool isMax>
 static weft_rt_status pool(weft_rt_context *ctx, const PoolShape &s, const T *x,
                            T *y) {
   const int64_t inPlane = s.in[0] * s.in[1] * s.in[2];
   const int64_t outPlane = s.out[0] * s.out[1] * s.out[2];
-  bool global = outPlane == 1 && inPlane > 0;
-  for (int d = 0; d < 3; ++d)
-    global = global && s.kernel[d] == s.in[d] && s.dilations[d] == 1 &&
-             s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
+  const bool global = isGlobalPool(s);
   if (global) {
     globalPool<T, Acc, isMax>(s, inPlane, x, y,
                               threadsFor(ctx, s.planes * inPlane));
@@ -503,12 +510,8 @@ static void averageBlockedRows(const PoolShape &s,
 static weft_rt_status poolChannelBlocked(weft_rt_context *ctx,
                                          const PoolShape &s, const float *x,
                                          float *y) {
-  const int64_t inPlane = s.in[0] * s.in[1] * s.in[2];
   const int64_t outPlane = s.out[0] * s.out[1] * s.out[2];
-  bool global = outPlane == 1 && inPlane > 0;
-  for (int d = 0; d < 3; ++d)
-    global = global && s.kernel[d] == s.in[d] && s.dilations[d] == 1 &&
-             s.padsBegin[d] == 0 && s.padsEnd[d] == 0;
+  const bool global = isGlobalPool(s);
   const std::vector<Window> wins[3] = {windows(s, 0), windows(s, 1),
                                        windows(s, 2)};
   const int64_t rows = s.planes / kChannelBlock * s.out[0] * s.out[1];
