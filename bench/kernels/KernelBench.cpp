@@ -614,16 +614,20 @@ int benchPointwise(Contexts &contexts, const Options &options) {
   };
   // `kept` is what weft_rt_cpu_conv picks (Auto) in NCHW; `nhwc` is
   // layout 7 (channels-last input and output, HWIO weights), `nchw>nhwc`
-  // layout 6 (NCHW input, channels-last output, HWIO weights).
+  // layout 6 (NCHW input, channels-last output, HWIO weights), `nhwc>nchw`
+  // layout 1 (channels-last input, NCHW output, OIHW weights).
   const std::vector<ConvColumn> algorithms = {
       ConvAlgorithm::Im2colOneDnnGemm,
       ConvAlgorithm::OneDnnPlain,
       ConvAlgorithm::Auto,
       {ConvAlgorithm::Auto, DepthwisePath::Auto, 7},
-      {ConvAlgorithm::Auto, DepthwisePath::Auto, 6}};
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 6},
+      {ConvAlgorithm::Auto, DepthwisePath::Auto, 1}};
   printHeader("Pointwise 1x1: sgemm + bias pass vs oneDNN, NCHW and "
               "channels-last (MobileNetV2, batch 1)",
-              {"i2c+dnnl", "dnnl-plain", "kept", "nhwc", "nchw>nhwc"}, options);
+              {"i2c+dnnl", "dnnl-plain", "kept", "nhwc", "nchw>nhwc",
+               "nhwc>nchw"},
+              options);
   const size_t columns = contexts.all.size() * std::size(algorithms);
   std::vector<double> totals(columns, 0.0);
   std::vector<std::string> implementations;
