@@ -165,6 +165,7 @@ mlir::weft::translateProgram(ModuleOp module, llvm::LLVMContext &context,
     if (!f.isDeclaration() && f.getName() != kProgramRunCInterface)
       f.setLinkage(llvm::GlobalValue::InternalLinkage);
   addProgramDescriptor(*llvmModule, signature);
+  addWideVectorLoopVariants(*llvmModule, machine);
 
   llvm::LoopAnalysisManager lam;
   llvm::FunctionAnalysisManager fam;

@@ -56,3 +56,23 @@ void weft_rt_parallel_for(weft_rt_context *ctx, int64_t count,
       run(begin, end);
   }
 }
+
+int32_t weft_rt_cpu_vector_bits(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  static const int32_t bits = [] {
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") &&
+        __builtin_cpu_supports("avx512bw") &&
+        __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+      return 512;
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+      return 256;
+    return 128;
+  }();
+  return bits;
+#else
+  return 128;
+#endif
+}

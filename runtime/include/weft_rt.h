@@ -214,6 +214,13 @@ void weft_rt_parallel_for(weft_rt_context *ctx, int64_t count,
                           int8_t *weights_aligned, int64_t weights_offset,
                           int64_t weights_size, int64_t weights_stride);
 
+/// The widest vectors, in bits, that this CPU runs: 512 where it has
+/// AVX-512 F, BW, CD, DQ and VL (what x86-64-v4 code needs), 256 with AVX2
+/// and FMA, else 128. Checked once. A program compiled for x86-64-v3 asks
+/// before each generated loop body it runs, which it has in both forms
+/// (weftc's AVX-512 loop variants).
+int32_t weft_rt_cpu_vector_bits(void);
+
 /*===----------------------------------------------------------------------===*\
 |* Models: a program with its arena and weights, for embedding programs     *|
 \*===----------------------------------------------------------------------===*/

@@ -39,8 +39,18 @@ createTargetMachine(const TargetOptions &options, std::string &error);
 /// than one device.
 std::string buildProgramSignature(ModuleOp module, int64_t weightsBytes);
 
+/// On an x86-64 `machine` without AVX-512 (the default, x86-64-v3): gives
+/// every generated loop body (weft-parallelize-loops' __weft_loop_N) a copy
+/// compiled for x86-64-v4 with 512-bit vectors and turns the body into a
+/// dispatcher that runs that copy where weft_rt_cpu_vector_bits() says the
+/// CPU has AVX-512, the x86-64-v3 copy elsewhere (LoopVariants.cpp). Runs
+/// before the O3 pipeline, which then vectorizes each copy for its target.
+void addWideVectorLoopVariants(llvm::Module &module,
+                               llvm::TargetMachine &machine);
+
 /// Translates `module` (LLVM dialect) to LLVM IR, adds the signature and the
-/// `weft_program` descriptor, and runs LLVM's O3 pipeline for `machine`.
+/// `weft_program` descriptor, adds the AVX-512 loop variants
+/// (addWideVectorLoopVariants) and runs LLVM's O3 pipeline for `machine`.
 std::unique_ptr<llvm::Module> translateProgram(ModuleOp module,
                                                llvm::LLVMContext &context,
                                                llvm::TargetMachine &machine,

@@ -3,7 +3,8 @@
 // The generated loop nests' entry point: every item runs exactly once, in
 // contiguous ranges of balanced sizes, on at most the context's thread
 // count, on one thread when the work is small or when already inside a
-// parallel region, and the arena and weights words reach the body intact.
+// parallel region, and the arena and weights words reach the body intact;
+// and weft_rt_cpu_vector_bits, which picks each body's copy.
 //
 //===----------------------------------------------------------------------===//
 
@@ -131,5 +132,25 @@ TEST_P(ParallelForTest, InsideAParallelRegionEachCallerRunsAll) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Threads, ParallelForTest, ::testing::Values(1, 2));
+
+// The answer a program's loop dispatchers act on: 512 only where every
+// AVX-512 subset that x86-64-v4 code uses is there, and the same each time.
+TEST(CpuVectorBits, MatchesTheCpusFeatures) {
+  const int32_t bits = weft_rt_cpu_vector_bits();
+  EXPECT_EQ(bits, weft_rt_cpu_vector_bits());
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+  __builtin_cpu_init();
+  const bool v4 = __builtin_cpu_supports("avx512f") &&
+                  __builtin_cpu_supports("avx512bw") &&
+                  __builtin_cpu_supports("avx512cd") &&
+                  __builtin_cpu_supports("avx512dq") &&
+                  __builtin_cpu_supports("avx512vl");
+  const bool v3 =
+      __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  EXPECT_EQ(bits, v4 ? 512 : v3 ? 256 : 128);
+#else
+  EXPECT_EQ(bits, 128);
+#endif
+}
 
 } // namespace
