@@ -64,3 +64,15 @@ mlir::weft::fromChannelBlockedShape(ArrayRef<int64_t> shape) {
   llvm::append_range(plain, shape.drop_front(2).drop_back());
   return plain;
 }
+
+SmallVector<int64_t>
+mlir::weft::toPackedWeightShape(ArrayRef<int64_t> shape) {
+  return {shape[0] / kWeightPanel, shape[1], kWeightPanel};
+}
+
+SmallVector<int64_t>
+mlir::weft::fromPackedWeightShape(ArrayRef<int64_t> shape) {
+  return {ShapedType::isDynamic(shape[0]) ? ShapedType::kDynamic
+                                          : shape[0] * kWeightPanel,
+          shape[1], 1, 1};
+}

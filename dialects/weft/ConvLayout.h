@@ -60,6 +60,16 @@ SmallVector<int64_t> toChannelBlockedShape(ArrayRef<int64_t> shape);
 /// `shape` of rank >= 3.
 SmallVector<int64_t> fromChannelBlockedShape(ArrayRef<int64_t> shape);
 
+/// Output channels per panel of a packed 1x1 weight, M/32 x C x 32: two
+/// AVX-512 vectors of a row of the product pixels x C times C x M.
+inline constexpr int64_t kWeightPanel = 32;
+
+/// A 2-D 1x1 weight M x C x 1 x 1 as M/32 x C x 32 (`packed_weight`), for
+/// a static M that is a multiple of 32.
+SmallVector<int64_t> toPackedWeightShape(ArrayRef<int64_t> shape);
+/// Its inverse: M/32 x C x 32 back to M x C x 1 x 1.
+SmallVector<int64_t> fromPackedWeightShape(ArrayRef<int64_t> shape);
+
 } // namespace mlir::weft
 
 #endif // WEFT_DIALECT_WEFT_CONVLAYOUT_H

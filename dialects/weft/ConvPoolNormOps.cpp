@@ -161,13 +161,32 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                              "channels-last and kernel-first ones");
   if (blockedAddend && !adaptor.getAddend())
     return emitOptionalError(loc, "blocked_addend needs an addend");
+  const bool packedWeight = static_cast<bool>(adaptor.getPackedWeight());
+  if (packedWeight) {
+    if (blockedInput || blockedResult || blockedAddend ||
+        adaptor.getKernelFirstWeight())
+      return emitOptionalError(loc, "packed_weight excludes ",
+                               "kernel_first_weight and the channel-blocked ",
+                               "layouts");
+    if (!adaptor.getChannelsLastInput() || !adaptor.getChannelsLastResult())
+      return emitOptionalError(loc, "packed_weight needs ",
+                               "channels_last_input and channels_last_result");
+    if (storedInputType.getRank() != 4)
+      return emitOptionalError(loc, "packed_weight is for 2-D convolutions, ",
+                               "got input ", storedInputType);
+    if (storedWeightType.getRank() != 3 ||
+        storedWeightType.getDimSize(2) != kWeightPanel)
+      return emitOptionalError(loc, "a packed weight must be M/",
+                               kWeightPanel, " x C x ", kWeightPanel,
+                               ", got ", storedWeightType);
+  }
   // A blocked input has one dimension more than the weight (the 16).
   const int64_t inputRank = storedInputType.getRank() - (blockedInput ? 1 : 0);
   if (inputRank < 3)
     return emitOptionalError(loc, "input must have rank >= 3 (N x C x ",
                              "spatial", blockedInput ? ", blocked: + 1" : "",
                              "), got ", storedInputType);
-  if (storedWeightType.getRank() != inputRank)
+  if (!packedWeight && storedWeightType.getRank() != inputRank)
     return emitOptionalError(loc, "weight ", storedWeightType,
                              " must have the input's rank ", inputRank);
   if (blockedInput &&
@@ -188,10 +207,14 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
                 elementType)
           : storedInputType;
   auto weightType =
-      adaptor.getKernelFirstWeight()
+      packedWeight
+          ? RankedTensorType::get(
+                fromPackedWeightShape(storedWeightType.getShape()),
+                storedWeightType.getElementType())
+      : adaptor.getKernelFirstWeight()
           ? RankedTensorType::get(
                 applyPermutation(storedWeightType.getShape(),
-                             toOutputFirstWeightPerm(rank)),
+                                 toOutputFirstWeightPerm(rank)),
                 storedWeightType.getElementType())
           : storedWeightType;
   if (weightType.getElementType() != elementType)
@@ -210,6 +233,12 @@ LogicalResult ConvOp::inferReturnTypes(MLIRContext *,
   if ((blockedInput || blockedResult || blockedAddend) && group != 1)
     return emitOptionalError(loc, "channel-blocked layouts need group 1, ",
                              "got ", group);
+  if (packedWeight &&
+      (group != 1 || adaptor.getAutoPad() != AutoPad::notset ||
+       llvm::any_of(adaptor.getStrides(), [](int64_t v) { return v != 1; }) ||
+       llvm::any_of(adaptor.getPads(), [](int64_t v) { return v != 0; })))
+    return emitOptionalError(loc, "packed_weight needs group 1, strides 1 ",
+                             "and no pads");
   std::optional<APFloat> clampMin = adaptor.getClampMin();
   std::optional<APFloat> clampMax = adaptor.getClampMax();
   for (const std::optional<APFloat> &bound : {clampMin, clampMax})
@@ -318,7 +347,8 @@ ConvDims ConvOp::getDims() {
                                    : SmallVector<int64_t>(input);
   const int64_t weightRank = weight.size();
   dims.weight =
-      getKernelFirstWeight()
+      getPackedWeight() ? fromPackedWeightShape(weight)
+      : getKernelFirstWeight()
           ? applyPermutation(weight, toOutputFirstWeightPerm(weightRank))
           : SmallVector<int64_t>(weight);
   const int64_t resultRank = result.size();

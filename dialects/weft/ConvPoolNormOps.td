@@ -67,7 +67,8 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
     /// Whether any tensor is stored in other than its default layout.
     bool hasNonDefaultLayout() {
       return getChannelsLastInput() || getChannelsLastResult() ||
-             getKernelFirstWeight() || hasChannelBlockedLayout();
+             getKernelFirstWeight() || getPackedWeight() ||
+             hasChannelBlockedLayout();
     }
     /// Whether any tensor is channel-blocked.
     bool hasChannelBlockedLayout() {
@@ -180,6 +181,23 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
               tensor<64xf32>, tensor<1x64x56x56xf32>)
            -> tensor<1x4x56x56x16xf32>
     ```
+
+    `packed_weight` stores the weight of a 2-D 1x1 convolution (group 1,
+    strides 1, no pads) between channels-last tensors as M/32 x C x 32:
+    output channel m's weight for input channel c at [m / 32, c, m % 32],
+    the panels that the CPU kernel's tiles read in order (M is then a
+    multiple of 32). It needs `channels_last_input` and
+    `channels_last_result` and excludes `kernel_first_weight` and the
+    channel-blocked layouts; `weft-conv-channels-last` sets it where the
+    weight is the model's, and the weights file then holds it packed.
+
+    ```mlir
+    %p = weft.conv %e, %w, %b strides [1, 1] pads [0, 0, 0, 0]
+           dilations [1, 1] channels_last_input channels_last_result
+           packed_weight
+           : (tensor<1x7x7x960xf32>, tensor<10x960x32xf32>,
+              tensor<320xf32>) -> tensor<1x7x7x320xf32>
+    ```
   }];
   let arguments = (ins Weft_FloatTensor:$input, Weft_FloatTensor:$weight,
                        Optional<Weft_FloatTensor>:$bias,
@@ -195,7 +213,7 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
                        UnitAttr:$channels_last_result,
                        UnitAttr:$kernel_first_weight,
                        UnitAttr:$blocked_input, UnitAttr:$blocked_result,
-                       UnitAttr:$blocked_addend);
+                       UnitAttr:$blocked_addend, UnitAttr:$packed_weight);
   let results = (outs Weft_FloatTensor:$result);
   let assemblyFormat = [{
     $input `,` $weight (`,` $bias^)? (`addend` $addend^)? `strides` $strides
@@ -206,7 +224,8 @@ def Weft_ConvOp : Weft_OpWithDecls<"conv", [AttrSizedOperandSegments], [{
     (`channels_last_result` $channels_last_result^)?
     (`kernel_first_weight` $kernel_first_weight^)?
     (`blocked_input` $blocked_input^)? (`blocked_result` $blocked_result^)?
-    (`blocked_addend` $blocked_addend^)? attr-dict `:`
+    (`blocked_addend` $blocked_addend^)?
+    (`packed_weight` $packed_weight^)? attr-dict `:`
     functional-type(operands, results)
   }];
   let hasCanonicalizeMethod = 1;

@@ -328,7 +328,8 @@ static LogicalResult emitConv(ConvOp op, OpBuilder &b, ValueRange in,
              (op.getChannelsLastResult() ? 2 : 0) |
              (op.getKernelFirstWeight() ? 4 : 0) |
              (op.getBlockedInput() ? 8 : 0) | (op.getBlockedResult() ? 16 : 0) |
-             (op.getBlockedAddend() ? 32 : 0));
+             (op.getBlockedAddend() ? 32 : 0) |
+             (op.getPackedWeight() ? 64 : 0));
   call.buffer(in[0]).buffer(in[1]);
   call.buffer(op.getBias() ? in[2] : Value());
   if (op.getAddend())

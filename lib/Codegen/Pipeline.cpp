@@ -60,6 +60,10 @@ void mlir::weft::buildCpuKernelFormsPipeline(
   // channels-last, where the kernels need no transposes.
   if (options.convChannelsLast)
     pm.addNestedPass<func::FuncOp>(createWeftConvChannelsLast());
+  // Their 1x1 convolutions' model weights go into the weights file in the
+  // panels the kernel reads.
+  if (options.convChannelsLast && options.packConvWeights)
+    pm.addNestedPass<func::FuncOp>(createWeftPackConvWeights());
   // Tensors that only pass between convolutions oneDNN runs (ResNet's)
   // go channel-blocked, its layout, and need no reorders.
   if (options.convBlocked)
@@ -143,6 +147,7 @@ void mlir::weft::buildCudaKernelPipeline(
   // cuDNN's path has no fused clamp (runtime/cuda/kernels/Conv.cpp).
   common.fuseConvClamp = false;
   common.convChannelsLast = false;
+  common.packConvWeights = false;
   common.convBlocked = false;
   buildCpuBufferizationPipeline(pm, common);
   // Constant data moves to the device's weights before anything reads it.

@@ -11,6 +11,7 @@
 #define WEFT_RUNTIME_CPU_CONV_H
 
 #include "Gemm.h"
+#include "VectorIsa.h"
 
 #include <limits>
 #include <string>
@@ -62,6 +63,9 @@ struct ConvShape {
   int64_t layout;
   bool inputChannelsLast, outputChannelsLast, weightKernelFirst;
   bool inputBlocked, outputBlocked, addendBlocked;
+  /// Layout bit 64: a 2-D 1x1 weight in panels, OC/32 x C x 32 (with
+  /// bits 1 and 2 and no other).
+  bool weightPacked = false;
   /// Words of the parameter block, the activation and layout words
   /// included.
   size_t words;
@@ -80,6 +84,9 @@ struct ConvShape {
 /// nCw16c, nChw16c, nCdhw16c).
 constexpr int64_t kConvChannelBlock = 16;
 
+/// The output channels of a panel of a packed 1x1 weight (layout bit 64).
+constexpr int64_t kConvWeightPanel = 32;
+
 /// Reads and checks a conv parameter block (sizes agree, nothing
 /// overflows).
 weft_rt_status parseConv(weft_rt_context *ctx, const int64_t *params,
@@ -94,12 +101,31 @@ weft_rt_status convWith(weft_rt_context *ctx, ConvAlgorithm algorithm,
 
 /// convWith for a block whose layout word is not 0 (ConvChannelsLast.cpp):
 /// 2-D 1x1 convolutions of group 1 (Auto and the im2col algorithms: one
-/// GEMM) and 2-D depthwise ones (Auto and Depthwise); other shapes and
-/// algorithms fail with WEFT_RT_UNSUPPORTED.
+/// GEMM; with a packed weight, Auto only: convPointwisePacked) and 2-D
+/// depthwise ones (Auto and Depthwise); other shapes and algorithms fail
+/// with WEFT_RT_UNSUPPORTED.
 weft_rt_status convChannelsLast(weft_rt_context *ctx, ConvAlgorithm algorithm,
                                 const ConvShape &shape, const void *input,
                                 const void *weight, const void *bias, void *out,
                                 const void *addend);
+
+/// A convolution whose weight is packed (layout bit 64: channels-last input
+/// and output, 2-D 1x1, group 1, strides 1, no pads, OC a multiple of 32):
+/// tiles of pixels x 32 output channels (16 on AVX2) read the panels in
+/// order and apply the bias, `addend` (NULL: none) and the clamp before
+/// one store (PointwisePacked.cpp).
+weft_rt_status convPointwisePacked(weft_rt_context *ctx,
+                                   const ConvShape &shape, const float *input,
+                                   const float *weight, const float *bias,
+                                   float *out, const float *addend);
+/// The same on `vectors` (no wider than the CPU's): the AVX-512 tiles, the
+/// AVX2 ones, or with None the plain loop any CPU runs.
+weft_rt_status convPointwisePackedOn(CpuVectors vectors,
+                                     weft_rt_context *ctx,
+                                     const ConvShape &shape,
+                                     const float *input, const float *weight,
+                                     const float *bias, float *out,
+                                     const float *addend);
 
 /// convWith for a block with any channel-blocked bit (ConvBlocked.cpp):
 /// oneDNN on the caller's blocked buffers. Auto takes Winograd where

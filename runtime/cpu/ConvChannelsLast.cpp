@@ -373,6 +373,14 @@ weft_rt_status weft::rt::cpu::convChannelsLast(
   const auto *b = static_cast<const float *>(bias);
   const auto *a = static_cast<const float *>(addend);
   auto *y = static_cast<float *>(out);
+  if (asPointwise && s.weightPacked) {
+    if (algorithm != ConvAlgorithm::Auto)
+      return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
+                          "conv: a packed weight (layout bit 64) runs on "
+                          "Auto only; algorithm %d was asked for",
+                          static_cast<int>(algorithm));
+    return convPointwisePacked(ctx, s, x, w, b, y, a);
+  }
   if (asPointwise)
     return convPointwiseAnyLayout(ctx, backend, s, x, w, b, y, a);
   // The depthwise kernels clamp in their epilogue, before an Add could come

@@ -19,7 +19,8 @@ static const char *const kConv = "conv";
 /// The layout word's bits (weft_rt.h).
 constexpr int64_t kChannelsLastInput = 1, kChannelsLastOutput = 2,
                   kKernelFirstWeight = 4, kBlockedInput = 8,
-                  kBlockedOutput = 16, kBlockedAddend = 32;
+                  kBlockedOutput = 16, kBlockedAddend = 32,
+                  kPackedWeight = 64;
 constexpr int64_t kChannelsLastBits =
     kChannelsLastInput | kChannelsLastOutput | kKernelFirstWeight;
 constexpr int64_t kBlockedBits =
@@ -71,11 +72,13 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
     s.clampLow = static_cast<float>(low);
     s.clampHigh = static_cast<float>(high);
   }
-  WEFT_RT_REQUIRE(ctx, (s.layout & ~(kChannelsLastBits | kBlockedBits)) == 0,
+  WEFT_RT_REQUIRE(ctx,
+                  (s.layout & ~(kChannelsLastBits | kBlockedBits |
+                                kPackedWeight)) == 0,
                   "conv: unknown bits in the layout word %lld (known: 1, "
                   "channels-last input; 2, channels-last output and addend; "
                   "4, kernel-first weight; 8, 16 and 32, channel-blocked "
-                  "input, output and addend)",
+                  "input, output and addend; 64, packed weight)",
                   (long long)s.layout);
   s.inputChannelsLast = s.layout & kChannelsLastInput;
   s.outputChannelsLast = s.layout & kChannelsLastOutput;
@@ -83,6 +86,29 @@ weft_rt_status weft::rt::cpu::parseConv(weft_rt_context *ctx,
   s.inputBlocked = s.layout & kBlockedInput;
   s.outputBlocked = s.layout & kBlockedOutput;
   s.addendBlocked = s.layout & kBlockedAddend;
+  s.weightPacked = s.layout & kPackedWeight;
+  if (s.weightPacked) {
+    // The panels of ConvChannelsLast.cpp's packed 1x1 kernel.
+    WEFT_RT_REQUIRE(ctx,
+                    s.layout == (kPackedWeight | kChannelsLastInput |
+                                 kChannelsLastOutput),
+                    "conv: layout bit 64 (packed weight) needs bits 1 and 2 "
+                    "(channels-last input and output) and no other, got "
+                    "layout %lld",
+                    (long long)s.layout);
+    WEFT_RT_REQUIRE(ctx,
+                    rank == 2 && s.group == 1 && s.kernel[1] == 1 &&
+                        s.kernel[2] == 1 && s.strides[1] == 1 &&
+                        s.strides[2] == 1 && s.padsBegin[1] == 0 &&
+                        s.padsBegin[2] == 0 && s.padsEnd[1] == 0 &&
+                        s.padsEnd[2] == 0,
+                    "conv: layout bit 64 (packed weight) is for 2-D 1x1 "
+                    "convolutions of group 1, strides 1 and no pads");
+    WEFT_RT_REQUIRE(ctx, s.oc % kConvWeightPanel == 0,
+                    "conv: layout bit 64 (packed weight) needs OC to be a "
+                    "multiple of %lld, not %lld",
+                    (long long)kConvWeightPanel, (long long)s.oc);
+  }
   if (s.layout & kBlockedBits) {
     // The blocked layouts are oneDNN's (ConvBlocked.cpp), which knows
     // nothing of the channels-last ones and blocks whole channels.

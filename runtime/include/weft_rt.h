@@ -526,7 +526,12 @@ weft_rt_status weft_rt_cpu_matmul(weft_rt_context *ctx, const int64_t *params,
 ///  16: the output is channel-blocked by 16, N x OC/16 x out... x 16;
 ///  32: conv_add's addend is channel-blocked by 16, whatever the output's
 ///      layout (16 without 32: a blocked output and an N x OC x out...
-///      addend; 32 without 16: the other way round).
+///      addend; 32 without 16: the other way round);
+///  64: the weight of a 2-D 1x1 convolution is packed in panels of 32
+///      output channels, OC/32 x C x 32 (output channel o's weight for
+///      input channel c at [o / 32, c, o % 32]); only as layout 67 (with 1
+///      and 2), with group 1, strides 1, no pads and OC a multiple of 32,
+///      else WEFT_RT_INVALID_ARGUMENT.
 /// Other bits fail with WEFT_RT_INVALID_ARGUMENT. A layout of bits 1, 2
 /// and 4 is taken by 2-D 1x1 convolutions of group 1 with strides 1 and no
 /// pads, and by 2-D depthwise ones (group == C == OC, any kernel, stride,

@@ -18,7 +18,8 @@ torch.onnx.export, with symbolic batch (and sequence or image) dimensions:
                   exported as ReduceMean/Sub/Pow/Sqrt/Div
   mobile          MobileNetV2-style: a strided stem, inverted residual blocks
                   (1x1 expansion, 3x3 depthwise with stride 1 and 2, 1x1
-                  projection) with BatchNormalization and ReLU6 (Clip),
+                  projection; the last one's 1x1 weights whole panels of 32
+                  output channels) with BatchNormalization and ReLU6 (Clip),
                   residual adds, global average pool, a classifier; opset 13,
                   symbolic batch, height and width. Exported in eval mode,
                   so the exporter folds BatchNormalization into the
@@ -259,10 +260,13 @@ class Mobile(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.stem = conv_bn_relu6(3, 16, 3, 2)
+        # The last block's 1x1 convolutions have 96 and 32 output
+        # channels, whole panels: between channels-last tensors (planes of
+        # at most 1024 pixels) weftc packs their weights.
         self.blocks = torch.nn.Sequential(
             InvertedResidual(16, 16, 1, 4), InvertedResidual(16, 24, 2, 6),
-            InvertedResidual(24, 24, 1, 6))
-        self.fc = torch.nn.Linear(24, 10)
+            InvertedResidual(24, 24, 1, 6), InvertedResidual(24, 32, 1, 4))
+        self.fc = torch.nn.Linear(32, 10)
 
     def forward(self, x):
         x = self.blocks(self.stem(x))

@@ -69,6 +69,12 @@ struct CpuCodegenPipelineOptions
                      "channels-last (weft-conv-channels-last; the CPU "
                      "kernels only)"),
       llvm::cl::init(true)};
+  PassOptions::Option<bool> packConvWeights{
+      *this, "pack-conv-weights",
+      llvm::cl::desc("Store the model weights of channels-last 1x1 "
+                     "convolutions in 32-column panels "
+                     "(weft-pack-conv-weights; the CPU kernels only)"),
+      llvm::cl::init(true)};
   PassOptions::Option<bool> convBlocked{
       *this, "conv-blocked",
       llvm::cl::desc("Store the tensors between convolutions that run on "

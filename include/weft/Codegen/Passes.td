@@ -279,6 +279,37 @@ def WeftConvBlocked : Pass<"weft-conv-blocked", "func::FuncOp"> {
   let dependentDialects = ["::mlir::weft::WeftDialect"];
 }
 
+def WeftPackConvWeights : Pass<"weft-pack-conv-weights", "func::FuncOp"> {
+  let summary = "Store the model weights of channels-last 1x1 convolutions "
+                "in panels";
+  let description = [{
+    Gives a 2-D 1x1 convolution between channels-last tensors (group 1,
+    strides 1, no pads, f32, `channels_last_input` and
+    `channels_last_result`, as `weft-conv-channels-last` leaves them) whose
+    weight is the model's (a `weft.weight` of the whole tensor, stored
+    M x C x 1 x 1) and whose M is a multiple of 32 a `packed_weight`: the
+    weights file then holds it as M/32 x C x 32 (a `weft.weight`
+    permutation of the same bytes viewed as M/32 x 32 x C), the panels the
+    CPU kernel's tiles read in order. Packed once at compile time, in
+    place of the model's copy, the panels keep the file's order, so that
+    reading them streams the next layer's weights into the cache as
+    reading the weight did. Run after `weft-conv-channels-last`; CPU only.
+
+    ```mlir
+    %w = weft.weight "w" from "m.onnx" offset 0 size 1228800
+           checksum "..." permuted [2, 3, 1, 0] : tensor<1x1x960x320xf32>
+    %y = weft.conv %x, %w, %b ... channels_last_input channels_last_result
+           kernel_first_weight : (...) -> tensor<1x7x7x320xf32>
+    // becomes
+    %w = weft.weight "w" from "m.onnx" offset 0 size 1228800
+           checksum "..." permuted [0, 2, 1] : tensor<10x960x32xf32>
+    %y = weft.conv %x, %w, %b ... channels_last_input channels_last_result
+           packed_weight : (...) -> tensor<1x7x7x320xf32>
+    ```
+  }];
+  let dependentDialects = ["::mlir::weft::WeftDialect"];
+}
+
 def WeftConvChannelsLast : Pass<"weft-conv-channels-last",
                                  "func::FuncOp"> {
   let summary = "Store the tensors between convolutions channels-last";

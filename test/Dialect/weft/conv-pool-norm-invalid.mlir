@@ -489,3 +489,53 @@ func.func @pool_blocked(%x: tensor<1x2x8x8x8xf32>) {
   %0 = weft.pool max %x kernel_shape [2, 2] strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] blocked : tensor<1x2x8x8x8xf32> -> tensor<1x2x4x4x8xf32>
   return
 }
+
+// -----
+
+// Tests that a packed weight needs channels-last input and result.
+func.func @conv_packed_weight_layouts(%x: tensor<1x7x7x64xf32>, %w: tensor<1x64x32xf32>) {
+  // expected-error @+2 {{packed_weight needs channels_last_input and channels_last_result}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input packed_weight : (tensor<1x7x7x64xf32>, tensor<1x64x32xf32>) -> tensor<1x32x7x7xf32>
+  return
+}
+
+// -----
+
+// Tests that a packed weight excludes a kernel-first one.
+func.func @conv_packed_and_kernel_first(%x: tensor<1x7x7x64xf32>, %w: tensor<1x64x32xf32>) {
+  // expected-error @+2 {{packed_weight excludes kernel_first_weight and the channel-blocked layouts}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input channels_last_result kernel_first_weight packed_weight : (tensor<1x7x7x64xf32>, tensor<1x64x32xf32>) -> tensor<1x7x7x32xf32>
+  return
+}
+
+// -----
+
+// Tests that a packed weight's panels are 32 output channels wide.
+func.func @conv_packed_weight_shape(%x: tensor<1x7x7x64xf32>, %w: tensor<2x64x16xf32>) {
+  // expected-error @+2 {{a packed weight must be M/32 x C x 32, got 'tensor<2x64x16xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input channels_last_result packed_weight : (tensor<1x7x7x64xf32>, tensor<2x64x16xf32>) -> tensor<1x7x7x32xf32>
+  return
+}
+
+// -----
+
+// Tests that a packed weight is for 2-D convolutions.
+func.func @conv_packed_weight_rank(%x: tensor<1x7x64xf32>, %w: tensor<1x64x32xf32>) {
+  // expected-error @+2 {{packed_weight is for 2-D convolutions, got input 'tensor<1x7x64xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [1] pads [0, 0] dilations [1] channels_last_input channels_last_result packed_weight : (tensor<1x7x64xf32>, tensor<1x64x32xf32>) -> tensor<1x7x32xf32>
+  return
+}
+
+// -----
+
+// Tests that a packed weight needs stride 1 (and group 1, no pads).
+func.func @conv_packed_weight_stride(%x: tensor<1x8x8x64xf32>, %w: tensor<1x64x32xf32>) {
+  // expected-error @+2 {{packed_weight needs group 1, strides 1 and no pads}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0 = weft.conv %x, %w strides [2, 2] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input channels_last_result packed_weight : (tensor<1x8x8x64xf32>, tensor<1x64x32xf32>) -> tensor<1x4x4x32xf32>
+  return
+}

@@ -138,6 +138,18 @@ func.func @conv_clamp(%x: tensor<1x4x8x8xf32>, %w: tensor<4x1x3x3xf32>) -> (tens
   return %0, %1 : tensor<1x4x8x8xf32>, tensor<1x4x8x8xf32>
 }
 
+// Tests that a packed weight (M/32 x C x 32) round-trips and the result
+// has M = 32 x the panels.
+// CHECK-LABEL: func.func @conv_packed_weight
+// CHECK: weft.conv %{{.*}}, %{{.*}}, %{{.*}} strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1] channels_last_input channels_last_result packed_weight : (tensor<2x7x7x96xf32>, tensor<3x96x32xf32>, tensor<96xf32>) -> tensor<2x7x7x96xf32>
+func.func @conv_packed_weight(%x: tensor<2x7x7x96xf32>, %w: tensor<3x96x32xf32>,
+                              %b: tensor<96xf32>) -> tensor<2x7x7x96xf32> {
+  %0 = weft.conv %x, %w, %b strides [1, 1] pads [0, 0, 0, 0] dilations [1, 1]
+         channels_last_input channels_last_result packed_weight
+         : (tensor<2x7x7x96xf32>, tensor<3x96x32xf32>, tensor<96xf32>) -> tensor<2x7x7x96xf32>
+  return %0 : tensor<2x7x7x96xf32>
+}
+
 // Tests the layout attributes: a channels-last input and result and a
 // kernel-first weight round-trip, and the result type follows them.
 // CHECK-LABEL: func.func @conv_channels_last

@@ -18,13 +18,17 @@
 
 using namespace weft::rt::test;
 using weft::rt::cpu::ConvAlgorithm;
+using weft::rt::cpu::CpuVectors;
 using weft::rt::cpu::DepthwiseIsa;
 using weft::rt::cpu::DepthwisePath;
 
 namespace {
 /// The layout word's bits (weft_rt.h).
 constexpr int64_t kInputChannelsLast = 1, kOutputChannelsLast = 2,
-                  kWeightKernelFirst = 4;
+                  kWeightKernelFirst = 4, kWeightPacked = 64;
+/// Channels-last input and output, the weight in panels.
+constexpr int64_t kPackedLayout =
+    kInputChannelsLast | kOutputChannelsLast | kWeightPacked;
 
 /// A 2-D convolution and what is fused into it.
 struct LayoutCase {
@@ -114,6 +118,16 @@ std::vector<float> toKernelFirst(const std::vector<float> &w, int64_t oc,
   return result;
 }
 
+/// OC x C (a 1x1 weight) -> OC/32 x C x 32, the panels of layout bit 64.
+std::vector<float> toPanels(const std::vector<float> &w, int64_t oc,
+                            int64_t c) {
+  std::vector<float> panels(w.size());
+  for (int64_t o = 0; o < oc; ++o)
+    for (int64_t i = 0; i < c; ++i)
+      panels[((o / 32) * c + i) * 32 + o % 32] = w[o * c + i];
+  return panels;
+}
+
 std::vector<double> toDouble(const std::vector<float> &values) {
   return std::vector<double>(values.begin(), values.end());
 }
@@ -159,7 +173,8 @@ protected:
         layout & kInputChannelsLast ? toChannelsLast(data.x, c.n, c.c, inPlane)
                                     : data.x;
     const std::vector<float> w =
-        layout & kWeightKernelFirst
+        layout & kWeightPacked ? toPanels(data.w, c.oc, c.c)
+        : layout & kWeightKernelFirst
             ? toKernelFirst(data.w, c.oc, c.c / c.group, c.kh * c.kw)
             : data.w;
     const bool outLast = layout & kOutputChannelsLast;
@@ -199,6 +214,41 @@ protected:
                   c.describe() + ", layout " + std::to_string(layout) +
                       ", algorithm " +
                       std::to_string(static_cast<int>(algorithm)));
+  }
+
+  /// A 1x1 case with its weight packed (layout 67) through the entry
+  /// points, then on each instruction set the CPU has (the tiles of AVX-512
+  /// and of AVX2, the plain loop), against the plain layout.
+  void checkPacked(const LayoutCase &c, const Data *given = nullptr) {
+    const Data data = given ? *given : randomData(c);
+    const std::vector<float> expected = oracle(c, data);
+    runLayout(c, data, expected, kPackedLayout, ConvAlgorithm::Auto, 1e-4,
+              c.describe() + ", packed, Auto");
+    const int64_t inPlane = c.h * c.w, outPlane = c.oh() * c.ow();
+    const std::vector<float> x = toChannelsLast(data.x, c.n, c.c, inPlane);
+    const std::vector<float> w = toPanels(data.w, c.oc, c.c);
+    const std::vector<float> addend =
+        toChannelsLast(data.addend, c.n, c.oc, outPlane);
+    Params p = c.params(kPackedLayout);
+    weft::rt::cpu::ConvShape shape;
+    ASSERT_EQ(weft::rt::cpu::parseConv(ctx, p.data(), shape), WEFT_RT_OK)
+        << error();
+    for (CpuVectors vectors :
+         {CpuVectors::Avx512, CpuVectors::Avx2, CpuVectors::None}) {
+      if (vectors > weft::rt::cpu::cpuVectors())
+        continue;
+      std::vector<float> out(c.outputCount(), 99.0f);
+      ASSERT_EQ(weft::rt::cpu::convPointwisePackedOn(
+                    vectors, ctx, shape, x.data(), w.data(),
+                    c.bias ? data.bias.data() : nullptr, out.data(),
+                    c.addend ? addend.data() : nullptr),
+                WEFT_RT_OK)
+          << error();
+      EXPECT_TRUE(allClose(toChannelsFirst(out, c.n, c.oc, outPlane),
+                           toDouble(expected), 1e-4, 1e-4))
+          << c.describe() << ", packed, vectors "
+          << static_cast<int>(vectors);
+    }
   }
 
   /// Every layout of a depthwise case on each path the layouts have (the
@@ -356,13 +406,87 @@ TEST_P(ConvChannelsLastTest, NanAndInfinityAsInPlainLayout) {
   checkPointwise(c, &data);
 }
 
+// Tests 1x1 convolutions on packed weights (layout 67): every tile height
+// and a tile and a half (1 to 30 pixels: the AVX-512 tiles are 14 tall, the
+// AVX2 ones 6), one to three panels, one input channel and many, two
+// images, and more pixels than tiles for two threads (split by pixels)
+// or fewer (split by panels).
+TEST_P(ConvChannelsLastTest, PointwisePackedWeight) {
+  for (int64_t pixels = 1; pixels <= 30; ++pixels)
+    checkPacked(pointwise(1, 5, 32, 1, pixels));
+  const LayoutCase shapes[] = {
+      pointwise(1, 1, 64, 3, 3),  pointwise(2, 96, 96, 7, 7),
+      pointwise(1, 40, 64, 14, 14), pointwise(2, 17, 32, 5, 3),
+      pointwise(1, 160, 96, 2, 2),
+  };
+  for (const LayoutCase &shape : shapes)
+    variants(shape, [&](const LayoutCase &c) { checkPacked(c); });
+}
+
+// Tests that NaN and infinities in a packed convolution's input come out as
+// the plain layout gives them, NaN kept through the clamp on every
+// instruction set.
+TEST_P(ConvChannelsLastTest, PointwisePackedNanAndInfinity) {
+  LayoutCase c = pointwise(1, 20, 64, 5, 7);
+  c.activation = 1, c.low = -0.5, c.high = 0.5;
+  Data data = randomData(c);
+  data.x[3] = std::numeric_limits<float>::infinity();
+  data.x[35 + 4] = std::numeric_limits<float>::quiet_NaN();
+  data.x[5 * 35 + 9] = -std::numeric_limits<float>::infinity();
+  checkPacked(c, &data);
+}
+
+// Tests the packed layout's refusals: bit 64 without bits 1 and 2 or with
+// bit 4, an OC that is not whole panels, a strided convolution; and an
+// algorithm other than Auto.
+TEST_P(ConvChannelsLastTest, PointwisePackedRefused) {
+  struct Refused {
+    LayoutCase c;
+    int64_t layout;
+    const char *message;
+  };
+  LayoutCase strided = pointwise(1, 8, 32, 6, 6);
+  strided.stride = 2;
+  const Refused refused[] = {
+      {pointwise(1, 8, 32, 3, 3), 64 | 1,
+       "layout bit 64 (packed weight) needs bits 1 and 2 (channels-last "
+       "input and output) and no other, got layout 65"},
+      {pointwise(1, 8, 32, 3, 3), 64 | 7,
+       "and no other, got layout 71"},
+      {pointwise(1, 8, 48, 3, 3), 67,
+       "layout bit 64 (packed weight) needs OC to be a multiple of 32, not "
+       "48"},
+      {strided, 67,
+       "layout bit 64 (packed weight) is for 2-D 1x1 convolutions of group "
+       "1, strides 1 and no pads"},
+  };
+  std::vector<float> x(2000, 1.0f), w(2000, 1.0f), out(2000, 99.0f);
+  for (const Refused &r : refused) {
+    Params p = r.c.params(r.layout);
+    EXPECT_EQ(weft_rt_cpu_conv(ctx, p.data(), x.data(), w.data(), nullptr,
+                               out.data()),
+              WEFT_RT_INVALID_ARGUMENT);
+    EXPECT_NE(error().find(r.message), std::string::npos) << error();
+  }
+  EXPECT_TRUE(std::all_of(out.begin(), out.end(),
+                          [](float v) { return v == 99.0f; }));
+  Params p = pointwise(1, 8, 32, 3, 3).params(67);
+  EXPECT_EQ(weft::rt::cpu::convWith(ctx, ConvAlgorithm::Im2colOneDnnGemm,
+                                    p.data(), x.data(), w.data(), nullptr,
+                                    out.data()),
+            WEFT_RT_UNSUPPORTED);
+  EXPECT_NE(error().find("a packed weight (layout bit 64) runs on Auto only"),
+            std::string::npos)
+      << error();
+}
+
 // Tests that a layout word with unknown bits is refused with a message
 // naming the word and the bits it knows.
 TEST_P(ConvChannelsLastTest, UnknownLayoutBits) {
   const LayoutCase c = pointwise(1, 4, 4, 3, 3);
   std::vector<float> x(64), w(64), out(64);
-  for (int64_t layout :
-       {int64_t(64), int64_t(65), int64_t(88), int64_t(-1), int64_t(1) << 40}) {
+  for (int64_t layout : {int64_t(128), int64_t(129), int64_t(152),
+                         int64_t(-1), int64_t(1) << 40}) {
     Params p = c.params(layout);
     EXPECT_EQ(weft_rt_cpu_conv(ctx, p.data(), x.data(), w.data(), nullptr,
                                out.data()),
@@ -372,7 +496,7 @@ TEST_P(ConvChannelsLastTest, UnknownLayoutBits) {
                            " (known: 1, channels-last input; 2, "
                            "channels-last output and addend; 4, kernel-first "
                            "weight; 8, 16 and 32, channel-blocked input, "
-                           "output and addend)"),
+                           "output and addend; 64, packed weight)"),
               std::string::npos)
         << error();
   }
