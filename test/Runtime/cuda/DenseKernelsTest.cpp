@@ -320,10 +320,10 @@ TEST_F(DenseParamsTest, ConvRejectsBadBlocks) {
               std::string::npos)
         << errorOf(c);
   }
-  block.back() = 64;
+  block.back() = 128;
   EXPECT_EQ(weft_rt_cuda_conv(c, block.data(), p, p, nullptr, p),
             WEFT_RT_INVALID_ARGUMENT);
-  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 64"),
+  EXPECT_NE(errorOf(c).find("unknown bits in the layout word 128"),
             std::string::npos)
       << errorOf(c);
   // So are the channel-blocked ones (16 channels, group 1).
