@@ -3,12 +3,13 @@
 // The default package targets x86-64-v3 (AVX2 and FMA), so that it runs on
 // any x86-64 of the last decade; its kernels pick AVX-512 at run time where
 // the CPU has it (runtime/cpu), but the generated loop nests would stay on
-// 8-lane vectors. Each outlined loop body (weft-parallelize-loops'
-// __weft_loop_N) is therefore compiled twice, for x86-64-v3 and for
-// x86-64-v4 with 512-bit vectors, and the body's symbol becomes a
-// dispatcher that asks the runtime once per call which one this CPU runs
-// (weft_rt_cpu_vector_bits). A GPT-2-style decoder's tanh-GELU, 64 x 1024
-// elements of a rational tanh and a division: 28 -> 14 us on AVX-512.
+// 8-lane vectors. An outlined loop body (weft-parallelize-loops'
+// __weft_loop_N) that computes enough per element is therefore compiled
+// twice, for x86-64-v3 and for x86-64-v4 with 512-bit vectors, and the
+// body's symbol becomes a dispatcher that asks the runtime once per call
+// which one this CPU runs (weft_rt_cpu_vector_bits). A GPT-2-style
+// decoder's tanh-GELU, 64 x 1024 elements of a rational tanh and a
+// division: 28 -> 14 us on AVX-512.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +17,7 @@
 #include "weft/Codegen/ProgramABI.h"
 
 #include "llvm/IR/IRBuilder.h"
+#include "llvm/IR/IntrinsicInst.h"
 #include "llvm/IR/Module.h"
 #include "llvm/MC/MCSubtargetInfo.h"
 #include "llvm/Target/TargetMachine.h"
@@ -60,8 +62,8 @@ static void makeDispatcher(llvm::Function &body, llvm::Function &wide,
   llvm::SmallVector<llvm::Value *> args;
   for (llvm::Argument &arg : body.args())
     args.push_back(&arg);
-  for (auto [block, callee] : {std::pair(wideBlock, &wide),
-                               std::pair(narrowBlock, &narrow)}) {
+  for (auto [block, callee] :
+       {std::pair(wideBlock, &wide), std::pair(narrowBlock, &narrow)}) {
     b.SetInsertPoint(block);
     b.CreateCall(callee, args);
     b.CreateRetVoid();
@@ -82,6 +84,30 @@ static bool loadsBooleans(llvm::Function &body) {
   return false;
 }
 
+/// Whether `body` computes enough per element for wider vectors to pay:
+/// at least kMinFloatOps floating-point operations (tanh-GELU has about 30
+/// after weft-approximate-math, erf-GELU 20). A bias add or a residual add
+/// is bound by memory, gains nothing from 512 bits, and a second copy of
+/// it only costs compile time: a GPT-2-style decoder's 29 bodies, all
+/// copied, made weftc 28% slower (0.61 -> 0.78 s).
+static bool computesEnough(llvm::Function &body) {
+  constexpr int kMinFloatOps = 8;
+  int floatOps = 0;
+  for (llvm::BasicBlock &block : body)
+    for (llvm::Instruction &inst : block) {
+      // Arithmetic with a float result (fma and the like are intrinsic
+      // calls), and float compares (the approximations' clamps).
+      const bool floatResult =
+          inst.getType()->getScalarType()->isFloatingPointTy();
+      if (llvm::isa<llvm::FCmpInst>(inst) ||
+          (floatResult && (llvm::isa<llvm::BinaryOperator>(inst) ||
+                           llvm::isa<llvm::UnaryOperator>(inst) ||
+                           llvm::isa<llvm::IntrinsicInst>(inst))))
+        ++floatOps;
+    }
+  return floatOps >= kMinFloatOps;
+}
+
 void mlir::weft::addWideVectorLoopVariants(llvm::Module &module,
                                            llvm::TargetMachine &machine) {
   if (!machine.getTargetTriple().isX86() ||
@@ -95,7 +121,7 @@ void mlir::weft::addWideVectorLoopVariants(llvm::Module &module,
   llvm::SmallVector<llvm::Function *> bodies;
   for (llvm::Function &f : module)
     if (!f.isDeclaration() && f.getName().starts_with(kLoopBodyPrefix) &&
-        f.getReturnType()->isVoidTy() && !loadsBooleans(f))
+        f.getReturnType()->isVoidTy() && !loadsBooleans(f) && computesEnough(f))
       bodies.push_back(&f);
   if (bodies.empty())
     return;

@@ -40,7 +40,8 @@ createTargetMachine(const TargetOptions &options, std::string &error);
 std::string buildProgramSignature(ModuleOp module, int64_t weightsBytes);
 
 /// On an x86-64 `machine` without AVX-512 (the default, x86-64-v3): gives
-/// every generated loop body (weft-parallelize-loops' __weft_loop_N) a copy
+/// each generated loop body (weft-parallelize-loops' __weft_loop_N) that
+/// loads no booleans and does at least 8 float operations an element a copy
 /// compiled for x86-64-v4 with 512-bit vectors and turns the body into a
 /// dispatcher that runs that copy where weft_rt_cpu_vector_bits() says the
 /// CPU has AVX-512, the x86-64-v3 copy elsewhere (LoopVariants.cpp). Runs
