@@ -107,6 +107,10 @@ void mlir::weft::buildDevicePipeline(PassManager &pm,
   if (!options.isCuda()) {
     CpuCodegenPipelineOptions cpuOptions;
     cpuOptions.reportMemory = options.reportMemory;
+    // The weights are laid out by now (prepareKernelForms packed what it
+    // could before): a packing found only now would need a permutation
+    // that the weights file no longer applies.
+    cpuOptions.packConvWeights = false;
     if (stopAtBuffers)
       buildCpuBufferizationPipeline(pm, cpuOptions);
     else
