@@ -54,8 +54,6 @@ struct WeightProbe {
 struct OneDnnConv : CacheEntry {
   ConvAlgorithm algorithm = ConvAlgorithm::Auto;
   bool hasBias = false;
-  /// Whether the clamp is a post-op: a convolution with a fused Add runs
-  /// without it (the Add comes first), with the same parameter block.
   /// The thread count the primitive was built for: oneDNN fixes a
   /// primitive's team size when it creates it.
   int threads = 0;
