@@ -6,6 +6,17 @@
 
 using namespace weft::rt;
 
+double ThreadAdapter::Candidate::estimate() const {
+  if (recent.empty())
+    return 0;
+  // The lower of the two middle values of an even count: with the cold
+  // first run and one warm run, the warm one.
+  std::vector<double> sorted = recent;
+  auto middle = sorted.begin() + (sorted.size() - 1) / 2;
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  return *middle;
+}
+
 ThreadAdapter::ThreadAdapter(int maxThreads) {
   for (int n = std::max(maxThreads, 1);; n /= 2) {
     candidates.push_back({n});
@@ -28,22 +39,21 @@ void ThreadAdapter::record(int threads, double seconds) {
   if (it == candidates.end() || !(seconds >= 0))
     return;
   if (!probing) {
-    // Smoothed, so that one slow run (a page fault, a preemption) does not
-    // decide; the first measurement stands alone.
-    it->smoothed = it->smoothed > 0 ? 0.75 * it->smoothed + 0.25 * seconds
-                                    : seconds;
+    if (static_cast<int>(it->recent.size()) == kWindow)
+      it->recent.erase(it->recent.begin());
+    it->recent.push_back(seconds);
     --untilProbe;
     return;
   }
   // A probe says how that count does now; older probes are stale.
-  it->smoothed = seconds;
+  it->recent.assign(1, seconds);
   probing = false;
   size_t probed = static_cast<size_t>(it - candidates.begin());
   if (probed == best) {
     untilProbe = probeInterval;
     return;
   }
-  if (it->smoothed < kSwitchMargin * candidates[best].smoothed) {
+  if (it->estimate() < kSwitchMargin * candidates[best].estimate()) {
     // The other count is faster now: run it, and look again soon.
     best = probed;
     probeInterval = kFirstProbeInterval;

@@ -4,9 +4,14 @@
 // process spinning beside us, more ranks than cores) every barrier of the
 // kernels waits for the thread that was not scheduled, and N threads can
 // take several times as long as one. The driver therefore treats its
-// thread count as a maximum: the adapter keeps a smoothed run time for
-// each candidate count (N, N/2, ..., 1), runs the fastest, and now and then
-// probes another, more rarely while the probes keep confirming the choice.
+// thread count as a maximum: the adapter keeps the recent run times of
+// each candidate count (N, N/2, ..., 1), runs the count whose median is
+// lowest, and now and then probes another, more rarely while the probes
+// keep confirming the choice. A median, not a running mean: a program's
+// first run faults its pages in and builds its kernels' plans (50 to 120
+// ms for a model that then runs in 2), and one preempted run can take ten
+// times the usual; a mean carries either for many runs and makes a probe
+// of fewer threads look faster than it is.
 // Plain C++, no clock of its own: the caller reports each run's time.
 //
 //===----------------------------------------------------------------------===//
@@ -42,11 +47,16 @@ public:
   static constexpr int64_t kMaxProbeInterval = 1024;
   /// Another count must be this much faster to be chosen (noise).
   static constexpr double kSwitchMargin = 0.95;
+  /// How many recent runs of a count its estimate is the median of.
+  static constexpr int kWindow = 5;
 
 private:
   struct Candidate {
     int threads;
-    double smoothed = 0; // Seconds; 0 until measured.
+    /// The latest run times (seconds), oldest first; at most kWindow.
+    std::vector<double> recent;
+    /// The lower median of `recent`; 0 until measured.
+    double estimate() const;
   };
   std::vector<Candidate> candidates;
   size_t best = 0;

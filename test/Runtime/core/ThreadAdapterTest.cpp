@@ -124,3 +124,43 @@ TEST(ThreadAdapterTest, NoiseBelowTheMarginDoesNotSwitch) {
       seen);
   EXPECT_GT(seen[2], 2800);
 }
+
+// A program's first run is cold (pages faulted in, kernel plans built):
+// here 50 times a warm run. It says nothing about thread counts, and the
+// probe of one thread (1.8x slower when warm) must not win against it.
+TEST(ThreadAdapterTest, ColdFirstRunDoesNotDecide) {
+  ThreadAdapter adapter(2);
+  std::map<int, int> seen;
+  simulate(
+      adapter, 30,
+      [](int run, int threads) {
+        if (run == 0)
+          return 50.0;
+        return threads == 2 ? 1.0 : 1.8;
+      },
+      seen);
+  // Only the probes (runs 8 and 25) ran on one thread.
+  EXPECT_EQ(adapter.runsBelowMaximum(), 2);
+}
+
+// One preempted run (ten times the usual) just before a probe does not
+// hand the next runs to the slower count either.
+TEST(ThreadAdapterTest, OnePreemptedRunDoesNotDecide) {
+  ThreadAdapter adapter(2);
+  std::map<int, int> seen;
+  int lastTwoThreadRun = -1;
+  simulate(
+      adapter, 40,
+      [&](int run, int threads) {
+        // The run before the first probe (run 8) is the slow one.
+        if (threads == 2 && run == 7)
+          return 10.0;
+        if (threads == 2)
+          lastTwoThreadRun = run;
+        return threads == 2 ? 1.0 : 1.5;
+      },
+      seen);
+  // Only the probes (runs 8 and 25) ran on one thread.
+  EXPECT_EQ(adapter.runsBelowMaximum(), 2);
+  EXPECT_EQ(lastTwoThreadRun, 39);
+}
