@@ -41,6 +41,26 @@ constexpr int64_t kPanel = kConvWeightPanel;
 /// cycle.
 constexpr int64_t kPrefetchSteps = 64;
 
+/// How many bands of pixels to cut each of `passes` passes into, so that
+/// the (pass, band) units share out evenly among `team` threads: the
+/// fewest bands (at most one per tile of pixels, `rowTiles`) for which the
+/// busiest thread has at most 5% more units than the average, else the
+/// evenest count.
+int64_t bandsPerPass(int64_t passes, int64_t rowTiles, int team) {
+  auto imbalance = [&](int64_t bands) {
+    const int64_t units = passes * bands;
+    return static_cast<double>((units + team - 1) / team) * team / units;
+  };
+  int64_t best = 1;
+  for (int64_t bands = 1; bands <= std::max<int64_t>(rowTiles, 1); ++bands) {
+    if (imbalance(bands) < imbalance(best))
+      best = bands;
+    if (imbalance(bands) <= 1.05)
+      return bands;
+  }
+  return best;
+}
+
 /// Rows [r0, r1) of `p` on any CPU: each row's outputs panel by panel.
 WEFT_RT_VECTOR_CLONES
 void plainRows(const PackedProduct &p, int64_t r0, int64_t r1) {

@@ -423,6 +423,22 @@ TEST_P(ConvChannelsLastTest, PointwisePackedWeight) {
     variants(shape, [&](const LayoutCase &c) { checkPacked(c); });
 }
 
+// Tests the packed convolution on planes of too few pixels to split by
+// rows, where the threads share (pass, band of pixels) units: 5 passes of
+// 32 channels (10 of 16 on AVX2) over 3 to 5 threads, bands of whole
+// tiles and a last short one; every output written once, as the plain
+// layout gives it.
+TEST_P(ConvChannelsLastTest, PointwisePackedBandsOfPixels) {
+  const LayoutCase shapes[] = {
+      pointwise(1, 160, 160, 7, 7), pointwise(1, 64, 96, 5, 5),
+      pointwise(2, 24, 160, 3, 9), pointwise(1, 40, 32, 1, 30)};
+  for (int threads : {GetParam(), GetParam() + 2, GetParam() + 3}) {
+    ASSERT_EQ(weft_rt_context_set_num_threads(ctx, threads), WEFT_RT_OK);
+    for (const LayoutCase &shape : shapes)
+      checkPacked(shape);
+  }
+}
+
 // Tests that NaN and infinities in a packed convolution's input come out as
 // the plain layout gives them, NaN kept through the clamp on every
 // instruction set.
