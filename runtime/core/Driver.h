@@ -182,8 +182,17 @@ struct LaunchInfo {
   /// The job's process count and this process's rank; -1 when unknown.
   int64_t worldSize = -1;
   int64_t rank = -1;
+  /// The world ranks of this process's mpirun app context (the processes
+  /// of one `-np N PROGRAM` between colons, which run one executable), as
+  /// Open MPI's environment gives them (OMPI_MCA_orte_app_num and
+  /// OMPI_APP_CTX_NUM_PROCS: contexts numbered in order, ranks given out
+  /// context by context); empty when unknown or when they would not
+  /// include `rank` (a mapping that numbers ranks otherwise).
+  std::vector<int64_t> appContextRanks;
 };
 LaunchInfo readLaunchInfo();
+/// As readLaunchInfo, from `environment` (getenv's signature) instead.
+LaunchInfo readLaunchInfo(const char *(*environment)(const char *));
 
 /// Starts this executable again with GOMP_SPINCOUNT=weft::kOpenMpSpinCount
 /// (weft/Support/WaitPolicy.h) when

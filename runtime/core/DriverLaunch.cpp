@@ -11,15 +11,15 @@
 #include "weft/Support/WaitPolicy.h"
 
 #include <cstdlib>
+#include <sstream>
 #include <unistd.h>
 #include <string>
 #include <vector>
 
 using namespace weft::rt;
 
-/// An integer environment variable, or -1.
-static int64_t integerFromEnvironment(const char *name) {
-  const char *text = std::getenv(name);
+/// The non-negative integer `text`, or -1.
+static int64_t parseCount(const char *text) {
   if (!text || !*text)
     return -1;
   char *end = nullptr;
@@ -27,7 +27,41 @@ static int64_t integerFromEnvironment(const char *name) {
   return *end == '\0' && value >= 0 ? value : -1;
 }
 
-LaunchInfo weft::rt::readLaunchInfo() {
+/// The world ranks of app context `app` from Open MPI's list of every
+/// context's process count ("1 2"); empty when the list is malformed, does
+/// not add up to `worldSize` or leaves `rank` out.
+static std::vector<int64_t> appContextRanks(int64_t app, const char *counts,
+                                            int64_t worldSize, int64_t rank) {
+  if (app < 0 || !counts || rank < 0)
+    return {};
+  std::vector<int64_t> sizes;
+  std::istringstream list(counts);
+  std::string word;
+  while (list >> word) {
+    int64_t size = parseCount(word.c_str());
+    if (size <= 0)
+      return {};
+    sizes.push_back(size);
+  }
+  int64_t total = 0;
+  for (int64_t size : sizes)
+    total += size;
+  if (app >= static_cast<int64_t>(sizes.size()) ||
+      (worldSize >= 0 && total != worldSize))
+    return {};
+  int64_t first = 0;
+  for (int64_t k = 0; k < app; ++k)
+    first += sizes[k];
+  if (rank < first || rank >= first + sizes[app])
+    return {};
+  std::vector<int64_t> ranks;
+  for (int64_t r = first; r < first + sizes[app]; ++r)
+    ranks.push_back(r);
+  return ranks;
+}
+
+LaunchInfo
+weft::rt::readLaunchInfo(const char *(*environment)(const char *)) {
   LaunchInfo info;
   // OpenMPI's mpirun, then PMI (MPICH's hydra, Slurm's PMI-2); PMIx and
   // srun give the rank but not always the size (MPI will tell).
@@ -36,12 +70,20 @@ LaunchInfo weft::rt::readLaunchInfo() {
                                 "SLURM_PROCID"};
   for (const char *name : sizes)
     if (info.worldSize < 0)
-      info.worldSize = integerFromEnvironment(name);
+      info.worldSize = parseCount(environment(name));
   for (const char *name : ranks)
     if (info.rank < 0)
-      info.rank = integerFromEnvironment(name);
+      info.rank = parseCount(environment(name));
   info.launched = info.worldSize >= 0 || info.rank >= 0;
+  info.appContextRanks = appContextRanks(
+      parseCount(environment("OMPI_MCA_orte_app_num")),
+      environment("OMPI_APP_CTX_NUM_PROCS"), info.worldSize, info.rank);
   return info;
+}
+
+LaunchInfo weft::rt::readLaunchInfo() {
+  return readLaunchInfo(
+      [](const char *name) -> const char * { return std::getenv(name); });
 }
 
 std::string weft::rt::formatRanks(const std::vector<int> &ranks,

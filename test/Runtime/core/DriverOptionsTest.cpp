@@ -9,6 +9,10 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+#include <vector>
+
 using namespace weft::rt;
 
 namespace {
@@ -138,3 +142,47 @@ TEST(DriverOptionsTest, MedianAndMin) {
 }
 
 } // namespace
+
+namespace {
+/// The environment readLaunchInfo sees in the next test.
+std::map<std::string, std::string> launchEnvironment;
+const char *fromLaunchEnvironment(const char *name) {
+  auto it = launchEnvironment.find(name);
+  return it == launchEnvironment.end() ? nullptr : it->second.c_str();
+}
+} // namespace
+
+// Tests the world ranks of a rank's mpirun app context, read from Open MPI's
+// environment, and that anything inconsistent leaves them unknown.
+TEST(DriverOptionsTest, LaunchAppContextRanks) {
+  auto ranksOf = [](std::map<std::string, std::string> environment) {
+    launchEnvironment = std::move(environment);
+    return readLaunchInfo(fromLaunchEnvironment).appContextRanks;
+  };
+  auto openMpi = [](const char *rank, const char *app, const char *counts) {
+    return std::map<std::string, std::string>{
+        {"OMPI_COMM_WORLD_SIZE", "5"},
+        {"OMPI_COMM_WORLD_RANK", rank},
+        {"OMPI_MCA_orte_app_num", app},
+        {"OMPI_APP_CTX_NUM_PROCS", counts}};
+  };
+  using Ranks = std::vector<int64_t>;
+  EXPECT_EQ(ranksOf(openMpi("0", "0", "2 3")), (Ranks{0, 1}));
+  EXPECT_EQ(ranksOf(openMpi("3", "1", "2 3")), (Ranks{2, 3, 4}));
+  EXPECT_EQ(ranksOf(openMpi("4", "4", "1 1 1 1 1")), (Ranks{4}));
+  // Not adding up to the world, a rank outside its context, a context
+  // past the list, words that are not counts: unknown.
+  EXPECT_EQ(ranksOf(openMpi("0", "0", "2 2")), Ranks{});
+  EXPECT_EQ(ranksOf(openMpi("2", "0", "2 3")), Ranks{});
+  EXPECT_EQ(ranksOf(openMpi("0", "2", "2 3")), Ranks{});
+  EXPECT_EQ(ranksOf(openMpi("0", "0", "2 x3")), Ranks{});
+  EXPECT_EQ(ranksOf(openMpi("0", "0", "0 5")), Ranks{});
+  EXPECT_EQ(ranksOf(openMpi("0", "-1", "2 3")), Ranks{});
+  // MPICH's hydra says nothing of app contexts.
+  EXPECT_EQ(ranksOf({{"PMI_SIZE", "2"}, {"PMI_RANK", "1"}}), Ranks{});
+  launchEnvironment = {{"PMI_SIZE", "2"}, {"PMI_RANK", "1"}};
+  LaunchInfo hydra = readLaunchInfo(fromLaunchEnvironment);
+  EXPECT_TRUE(hydra.launched);
+  EXPECT_EQ(hydra.rank, 1);
+  EXPECT_EQ(hydra.worldSize, 2);
+}
