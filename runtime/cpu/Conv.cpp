@@ -352,6 +352,9 @@ weft_rt_status weft::rt::cpu::convWith(weft_rt_context *ctx,
   case ConvAlgorithm::Direct:
     WEFT_RT_TRY(convDirect(ctx, params, unclamped, x, w, b, y));
     break;
+  case ConvAlgorithm::OneDnnWinogradBands:
+    // Refused: the bands are for channel-blocked buffers.
+    return convWinogradBands(ctx, params, unclamped, x, w, b, y);
   default:
     WEFT_RT_TRY(convOneDnn(ctx, algorithm, params, unclamped, x, w, b, y));
   }

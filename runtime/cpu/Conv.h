@@ -40,6 +40,11 @@ enum class ConvAlgorithm {
   /// 2-D, one group, at most 256 input channels x kernel taps, on AVX2 or
   /// AVX-512; other shapes and CPUs fail with WEFT_RT_UNSUPPORTED.
   Direct,
+  /// oneDNN's Winograd F(2,3) on column bands of the plane, each copied
+  /// with its halo into a plane of its own (WinogradBands.cpp):
+  /// channel-blocked 3x3 layers with pads 1 only, other shapes fail with
+  /// WEFT_RT_UNSUPPORTED.
+  OneDnnWinogradBands,
 };
 
 /// A validated convolution parameter block, with 1-D and 2-D convolutions
@@ -129,10 +134,11 @@ weft_rt_status convPointwisePackedOn(CpuVectors vectors,
 
 /// convWith for a block with any channel-blocked bit (ConvBlocked.cpp):
 /// oneDNN on the caller's blocked buffers. Auto takes Winograd where
-/// winogradTakes says so and OneDnnBlocked elsewhere; OneDnnPlain,
-/// OneDnnBlocked and OneDnnWinograd run as asked (OneDnnPlain: on the
-/// caller's layouts, the weights unreordered); the other algorithms fail
-/// with WEFT_RT_UNSUPPORTED.
+/// winogradTakes says so (in bands where winogradBandsTake does) and
+/// OneDnnBlocked elsewhere; OneDnnPlain, OneDnnBlocked, OneDnnWinograd and
+/// OneDnnWinogradBands run as asked (OneDnnPlain: on the caller's layouts,
+/// the weights unreordered); the other algorithms fail with
+/// WEFT_RT_UNSUPPORTED.
 weft_rt_status convBlocked(weft_rt_context *ctx, ConvAlgorithm algorithm,
                            const int64_t *params, const ConvShape &shape,
                            const void *input, const void *weight,
@@ -141,6 +147,17 @@ weft_rt_status convBlocked(weft_rt_context *ctx, ConvAlgorithm algorithm,
 /// Whether Auto runs `s` on oneDNN's Winograd: a 2-D 3x3 convolution of
 /// group 1 with strides and dilations 1 (Conv.cpp).
 bool winogradTakes(const ConvShape &s);
+
+/// Whether Auto runs a channel-blocked `s` on Winograd F(2,3) in column
+/// bands: where oneDNN would give it F(4,3) with weights of 2 MB or more,
+/// and 2 to 4 equal bands with their halo fit F(2,3)'s planes of at most
+/// 196 pixels (WinogradBands.cpp).
+bool winogradBandsTake(const ConvShape &s);
+/// OneDnnWinogradBands on `s` (no addend: the caller adds it).
+weft_rt_status convWinogradBands(weft_rt_context *ctx, const int64_t *params,
+                                 const ConvShape &s, const float *input,
+                                 const float *weight, const float *bias,
+                                 float *out);
 
 /// y[i] = clamp(y[i] + bias (+ addend[i]), low, high) for i < count, NaN
 /// kept (addend NULL: none): the bias, residual Add and clamp after a GEMM,
@@ -242,6 +259,10 @@ weft_rt_status convDirect(weft_rt_context *ctx, const int64_t *params,
 /// for the benchmark's table.
 std::string oneDnnConvImplementation(weft_rt_context *ctx,
                                      const int64_t *params);
+/// The same for the bands' convolution of the OneDnnWinogradBands layer
+/// cached for `params` ("" when there is none).
+std::string winogradBandsImplementation(weft_rt_context *ctx,
+                                        const int64_t *params);
 
 /// Whether the oneDNN convolution cached for `params` reorders its source
 /// (`source`) and its output (`output`) at each call, for tests and the

@@ -183,16 +183,18 @@ weft_rt_status weft::rt::cpu::convBlocked(weft_rt_context *ctx,
                         "addend) but there is no addend (conv_add takes one)",
                         (long long)s.layout);
   if (algorithm == ConvAlgorithm::Auto)
-    algorithm = winogradTakes(s) ? ConvAlgorithm::OneDnnWinograd
-                                 : ConvAlgorithm::OneDnnBlocked;
+    algorithm = !winogradTakes(s)     ? ConvAlgorithm::OneDnnBlocked
+                : winogradBandsTake(s) ? ConvAlgorithm::OneDnnWinogradBands
+                                       : ConvAlgorithm::OneDnnWinograd;
   if (algorithm != ConvAlgorithm::OneDnnPlain &&
       algorithm != ConvAlgorithm::OneDnnBlocked &&
-      algorithm != ConvAlgorithm::OneDnnWinograd)
+      algorithm != ConvAlgorithm::OneDnnWinograd &&
+      algorithm != ConvAlgorithm::OneDnnWinogradBands)
     return weft_rt_fail(ctx, WEFT_RT_UNSUPPORTED,
                         "conv: with the channel-blocked layout %lld a "
                         "convolution runs on oneDNN (Auto, OneDnnPlain, "
-                        "OneDnnBlocked or OneDnnWinograd); algorithm %d was "
-                        "asked for",
+                        "OneDnnBlocked, OneDnnWinograd or "
+                        "OneDnnWinogradBands); algorithm %d was asked for",
                         (long long)s.layout, static_cast<int>(algorithm));
   const int64_t outCount = s.n * s.oc * s.outPlane();
   if (outCount == 0)
@@ -208,9 +210,13 @@ weft_rt_status weft::rt::cpu::convBlocked(weft_rt_context *ctx,
     WEFT_RT_TRY(requireBuffer(ctx, kConv, weight, "weight"));
     // convOneDnn clamps its output, before an Add could come in: with an
     // addend it runs without the clamp, and addAddend clamps.
-    WEFT_RT_TRY(convOneDnn(ctx, algorithm, params, a ? withoutClamp(s) : s,
-                           static_cast<const float *>(input),
-                           static_cast<const float *>(weight), b, y));
+    const ConvShape unclamped = a ? withoutClamp(s) : s;
+    const auto *x = static_cast<const float *>(input);
+    const auto *w = static_cast<const float *>(weight);
+    if (algorithm == ConvAlgorithm::OneDnnWinogradBands)
+      WEFT_RT_TRY(convWinogradBands(ctx, params, unclamped, x, w, b, y));
+    else
+      WEFT_RT_TRY(convOneDnn(ctx, algorithm, params, unclamped, x, w, b, y));
   }
   if (a)
     addAddend(ctx, s, y, a, outCount);

@@ -262,6 +262,104 @@ TEST_P(ConvBlockedTest, OneDnnAlgorithms) {
   }
 }
 
+// Tests Winograd F(2,3) on column bands against the plain layout: 2 bands
+// of a CRNN-like 8x32 plane, 3 bands of a 6x48 one over a batch of two,
+// with and without bias, clamp and a blocked or plain addend.
+TEST_P(ConvBlockedTest, WinogradBandsAsPlain) {
+  const BlockedCase cases[] = {same3x3(1, 128, 256, 8, 32).clamped(0.0, kInf),
+                               same3x3(2, 32, 48, 6, 48),
+                               same3x3(1, 16, 64, 8, 32).withBias(false)};
+  for (const BlockedCase &c : cases) {
+    const Data data = randomData(c);
+    for (bool withAddend : {false, true}) {
+      const std::vector<double> expected =
+          toDouble(run(c, data, 0, withAddend));
+      for (int64_t layout : {24, 56}) {
+        if (!withAddend && (layout & kAddendBlocked))
+          continue;
+        EXPECT_TRUE(allClose(run(c, data, layout, withAddend,
+                                 ConvAlgorithm::OneDnnWinogradBands),
+                             expected, 1e-4, 1e-4))
+            << c.describe() << ", layout " << layout
+            << (withAddend ? ", addend" : "");
+      }
+    }
+  }
+}
+
+// Tests where Auto cuts a blocked layer into bands (F(4,3)'s weights of 2
+// MB or more, a plane over 196 pixels that 2 to 4 bands fit), and that the
+// bands then run oneDNN's F(2,3) (on AVX-512, where oneDNN has it).
+TEST_P(ConvBlockedTest, WinogradBandsWhere) {
+  struct Where {
+    BlockedCase c;
+    bool bands;
+  };
+  const Where cases[] = {
+      {same3x3(1, 256, 256, 8, 32), true},
+      {same3x3(1, 128, 256, 8, 32), true},
+      // F(2,3) already (128 pixels), 4.7 MB; 16 bands needed; 0.6 MB.
+      {same3x3(1, 256, 256, 4, 32), false},
+      {same3x3(1, 64, 128, 16, 64), false},
+      {same3x3(1, 64, 64, 8, 32), false},
+  };
+  for (const Where &w : cases) {
+    Params p = w.c.params(kInputBlocked | kOutputBlocked);
+    weft::rt::cpu::ConvShape shape;
+    ASSERT_EQ(weft::rt::cpu::parseConv(ctx, p.data(), shape), WEFT_RT_OK)
+        << error();
+    EXPECT_EQ(weft::rt::cpu::winogradBandsTake(shape), w.bands)
+        << w.c.describe();
+  }
+  const BlockedCase c = same3x3(1, 128, 256, 8, 32);
+  const Data data = randomData(c);
+  Params p = c.params(kInputBlocked | kOutputBlocked);
+  std::vector<float> x = toBlocked(data.x, c.n, c.c, c.inPlane());
+  std::vector<float> out(c.outputCount());
+  ASSERT_EQ(weft_rt_cpu_conv(ctx, p.data(), x.data(), data.w.data(),
+                             data.bias.data(), out.data()),
+            WEFT_RT_OK)
+      << error();
+  const std::string implementation =
+      weft::rt::cpu::winogradBandsImplementation(ctx, p.data());
+  EXPECT_NE(implementation, "");
+  if (implementation.find("avx512") == std::string::npos)
+    GTEST_SKIP() << "oneDNN's Winograd here: " << implementation;
+  EXPECT_NE(implementation.find("wino_2x3"), std::string::npos)
+      << implementation;
+}
+
+// Tests the bands' refusals: plain buffers, a stride of 2, a plane that 4
+// bands do not cut small enough, pads other than 1; the output untouched.
+TEST_P(ConvBlockedTest, WinogradBandsRefused) {
+  BlockedCase strided = same3x3(1, 16, 16, 8, 32);
+  strided.strides = {2, 2};
+  BlockedCase unpadded = same3x3(1, 16, 16, 8, 32);
+  unpadded.padsBegin = unpadded.padsEnd = {0, 0};
+  const struct {
+    BlockedCase c;
+    int64_t layout;
+  } refused[] = {{same3x3(1, 16, 16, 8, 32), 0},
+                 {strided, 24},
+                 {same3x3(1, 16, 16, 16, 64), 24},
+                 {unpadded, 24}};
+  for (const auto &r : refused) {
+    const Data data = randomData(r.c);
+    Params p = r.c.params(r.layout);
+    std::vector<float> out(r.c.outputCount(), 99.0f);
+    EXPECT_EQ(weft::rt::cpu::convWith(ctx, ConvAlgorithm::OneDnnWinogradBands,
+                                      p.data(), data.x.data(), data.w.data(),
+                                      data.bias.data(), out.data()),
+              WEFT_RT_UNSUPPORTED)
+        << r.c.describe() << ", layout " << r.layout;
+    EXPECT_NE(error().find("Winograd on column bands needs"),
+              std::string::npos)
+        << error();
+    EXPECT_TRUE(std::all_of(out.begin(), out.end(),
+                            [](float v) { return v == 99.0f; }));
+  }
+}
+
 // Tests that a Winograd convolution between blocked tensors reorders
 // neither its source nor its output where oneDNN's Winograd wants the
 // blocked layout (AVX-512; elsewhere oneDNN picks another implementation),
