@@ -153,6 +153,9 @@ bool winogradTakes(const ConvShape &s);
 /// and 2 to 4 equal bands with their halo fit F(2,3)'s planes of at most
 /// 196 pixels (WinogradBands.cpp).
 bool winogradBandsTake(const ConvShape &s);
+/// Whether oneDNN has its Winograd kernels on this CPU (AVX-512), which
+/// winogradBandsTake requires.
+bool winogradBandsAvailable();
 /// OneDnnWinogradBands on `s` (no addend: the caller adds it).
 weft_rt_status convWinogradBands(weft_rt_context *ctx, const int64_t *params,
                                  const ConvShape &s, const float *input,

@@ -19,6 +19,8 @@
 
 #include "Conv.h"
 
+#include <dnnl.h>
+
 #include <omp.h>
 
 #include <algorithm>
@@ -68,8 +70,19 @@ struct Bands : CacheEntry {
 };
 } // namespace
 
+bool weft::rt::cpu::winogradBandsAvailable() {
+  // oneDNN's Winograd kernels (F(2,3) and F(4,3)) are AVX-512 ones; with
+  // less it runs its direct convolution, which bands would only slow.
+  static const bool available = [] {
+    const unsigned isa = dnnl_get_effective_cpu_isa();
+    return (isa & dnnl_cpu_isa_avx512_core) == dnnl_cpu_isa_avx512_core;
+  }();
+  return available;
+}
+
 bool weft::rt::cpu::winogradBandsTake(const ConvShape &s) {
-  return winogradTakes(s) && s.inputBlocked && s.outputBlocked &&
+  return winogradBandsAvailable() && winogradTakes(s) && s.inputBlocked &&
+         s.outputBlocked &&
          s.c % kConvChannelBlock == 0 && s.oc % kConvChannelBlock == 0 &&
          s.padsBegin[1] == 1 && s.padsEnd[1] == 1 && s.padsBegin[2] == 1 &&
          s.padsEnd[2] == 1 && s.in[1] * s.in[2] > kF23MaxPixels &&
