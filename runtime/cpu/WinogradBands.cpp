@@ -49,6 +49,15 @@ int64_t bandCount(const ConvShape &s) {
   return 0;
 }
 
+/// Whether bands can compute `s` at all: a channel-blocked 3x3 layer with
+/// pads 1 whose plane 2 to kMaxBands equal bands cut small enough.
+bool bandsFit(const ConvShape &s) {
+  return winogradTakes(s) && s.inputBlocked && s.outputBlocked &&
+         s.c % kConvChannelBlock == 0 && s.oc % kConvChannelBlock == 0 &&
+         s.padsBegin[1] == 1 && s.padsEnd[1] == 1 && s.padsBegin[2] == 1 &&
+         s.padsEnd[2] == 1 && bandCount(s) > 0;
+}
+
 /// The shape of one band: its padded plane, no padding of its own.
 ConvShape bandShape(const ConvShape &s, int64_t bands) {
   ConvShape band = s;
@@ -81,23 +90,15 @@ bool weft::rt::cpu::winogradBandsAvailable() {
 }
 
 bool weft::rt::cpu::winogradBandsTake(const ConvShape &s) {
-  return winogradBandsAvailable() && winogradTakes(s) && s.inputBlocked &&
-         s.outputBlocked &&
-         s.c % kConvChannelBlock == 0 && s.oc % kConvChannelBlock == 0 &&
-         s.padsBegin[1] == 1 && s.padsEnd[1] == 1 && s.padsBegin[2] == 1 &&
-         s.padsEnd[2] == 1 && s.in[1] * s.in[2] > kF23MaxPixels &&
-         36 * s.c * s.oc * int64_t(sizeof(float)) >= kMinF43WeightBytes &&
-         bandCount(s) > 0;
+  return winogradBandsAvailable() && bandsFit(s) &&
+         s.in[1] * s.in[2] > kF23MaxPixels &&
+         36 * s.c * s.oc * int64_t(sizeof(float)) >= kMinF43WeightBytes;
 }
 
 weft_rt_status weft::rt::cpu::convWinogradBands(
     weft_rt_context *ctx, const int64_t *params, const ConvShape &s,
     const float *x, const float *weight, const float *bias, float *y) {
-  const int64_t bands = winogradTakes(s) ? bandCount(s) : 0;
-  if (!s.inputBlocked || !s.outputBlocked || bands == 0 ||
-      s.c % kConvChannelBlock || s.oc % kConvChannelBlock ||
-      s.padsBegin[1] != 1 || s.padsEnd[1] != 1 || s.padsBegin[2] != 1 ||
-      s.padsEnd[2] != 1)
+  if (!bandsFit(s))
     return weft_rt_fail(
         ctx, WEFT_RT_UNSUPPORTED,
         "conv: Winograd on column bands needs a 2-D 3x3 convolution of "
@@ -106,6 +107,7 @@ weft_rt_status weft::rt::cpu::convWinogradBands(
         "equal column bands cut into planes of at most %lld pixels with "
         "their halo",
         (long long)kMaxBands, (long long)kF23MaxPixels);
+  const int64_t bands = bandCount(s);
   const ConvShape band = bandShape(s, bands);
   const int64_t inBlocks = s.c / kConvChannelBlock;
   const int64_t outBlocks = s.oc / kConvChannelBlock;
