@@ -90,7 +90,9 @@ bool weft::rt::cpu::winogradBandsAvailable() {
 }
 
 bool weft::rt::cpu::winogradBandsTake(const ConvShape &s) {
-  return winogradBandsAvailable() && bandsFit(s) &&
+  // Batch 1 only, as measured: a batch reuses F(4,3)'s weights across its
+  // images, where the bands would run one call per image and band.
+  return winogradBandsAvailable() && bandsFit(s) && s.n == 1 &&
          s.in[1] * s.in[2] > kF23MaxPixels &&
          36 * s.c * s.oc * int64_t(sizeof(float)) >= kMinF43WeightBytes;
 }

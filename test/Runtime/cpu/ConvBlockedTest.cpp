@@ -287,9 +287,10 @@ TEST_P(ConvBlockedTest, WinogradBandsAsPlain) {
   }
 }
 
-// Tests where Auto cuts a blocked layer into bands (F(4,3)'s weights of 2
-// MB or more, a plane over 196 pixels that 2 to 4 bands fit; on AVX-512
-// only, where oneDNN has Winograd), and that the bands then run F(2,3).
+// Tests where Auto cuts a blocked layer into bands (batch 1, F(4,3)'s
+// weights of 2 MB or more, a plane over 196 pixels that 2 to 4 bands fit;
+// on AVX-512 only, where oneDNN has Winograd), and that the bands then run
+// F(2,3).
 TEST_P(ConvBlockedTest, WinogradBandsWhere) {
   struct Where {
     BlockedCase c;
@@ -302,6 +303,8 @@ TEST_P(ConvBlockedTest, WinogradBandsWhere) {
       {same3x3(1, 256, 256, 4, 32), false},
       {same3x3(1, 64, 128, 16, 64), false},
       {same3x3(1, 64, 64, 8, 32), false},
+      // A batch: one call per image and band.
+      {same3x3(2, 256, 256, 8, 32), false},
   };
   for (const Where &w : cases) {
     Params p = w.c.params(kInputBlocked | kOutputBlocked);
