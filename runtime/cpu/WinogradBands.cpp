@@ -39,32 +39,38 @@ constexpr int64_t kMaxBands = 4;
 /// core): nothing to win.
 constexpr int64_t kMinF43WeightBytes = int64_t(2) << 20;
 
-/// The bands of `s`: the fewest equal column bands whose padded planes
-/// oneDNN's F(2,3) takes, or 0.
-int64_t bandCount(const ConvShape &s) {
+/// The output columns of each band of `s`: as many as the fewest bands
+/// (2 to kMaxBands) whose padded planes oneDNN's F(2,3) takes; 0 when none
+/// do. A width that the bands do not divide leaves the last band short: its
+/// plane is as wide as the others', padded with zeros, and the columns past
+/// the layer's are computed and dropped.
+int64_t bandColumns(const ConvShape &s) {
   const int64_t rows = s.out[1] + 2, width = s.out[2];
-  for (int64_t bands = 2; bands <= kMaxBands; ++bands)
-    if (width % bands == 0 && rows * (width / bands + 2) <= kF23MaxPixels)
-      return bands;
+  for (int64_t bands = 2; bands <= kMaxBands; ++bands) {
+    const int64_t columns = (width + bands - 1) / bands;
+    if (rows * (columns + 2) <= kF23MaxPixels)
+      return columns;
+  }
   return 0;
 }
 
 /// Whether bands can compute `s` at all: a channel-blocked 3x3 layer with
-/// pads 1 whose plane 2 to kMaxBands equal bands cut small enough.
+/// pads 1 whose plane 2 to kMaxBands bands cut small enough.
 bool bandsFit(const ConvShape &s) {
   return winogradTakes(s) && s.inputBlocked && s.outputBlocked &&
          s.c % kConvChannelBlock == 0 && s.oc % kConvChannelBlock == 0 &&
          s.padsBegin[1] == 1 && s.padsEnd[1] == 1 && s.padsBegin[2] == 1 &&
-         s.padsEnd[2] == 1 && bandCount(s) > 0;
+         s.padsEnd[2] == 1 && bandColumns(s) > 0;
 }
 
-/// The shape of one band: its padded plane, no padding of its own.
-ConvShape bandShape(const ConvShape &s, int64_t bands) {
+/// The shape of one band of `columns` output columns: its padded plane,
+/// no padding of its own.
+ConvShape bandShape(const ConvShape &s, int64_t columns) {
   ConvShape band = s;
   band.n = 1;
   band.in[1] = s.out[1] + 2;
-  band.in[2] = s.out[2] / bands + 2;
-  band.out[2] = s.out[2] / bands;
+  band.in[2] = columns + 2;
+  band.out[2] = columns;
   for (int d = 1; d < 3; ++d)
     band.padsBegin[d] = band.padsEnd[d] = 0;
   return band;
@@ -106,16 +112,16 @@ weft_rt_status weft::rt::cpu::convWinogradBands(
         "conv: Winograd on column bands needs a 2-D 3x3 convolution of "
         "group 1, strides, dilations and pads 1, channel-blocked input and "
         "output, channels in blocks of 16, and a plane that %lld or fewer "
-        "equal column bands cut into planes of at most %lld pixels with "
-        "their halo",
+        "column bands cut into planes of at most %lld pixels with their "
+        "halo",
         (long long)kMaxBands, (long long)kF23MaxPixels);
-  const int64_t bands = bandCount(s);
-  const ConvShape band = bandShape(s, bands);
+  const int64_t step = bandColumns(s);
+  const int64_t bands = (s.out[2] + step - 1) / step;
+  const ConvShape band = bandShape(s, step);
   const int64_t inBlocks = s.c / kConvChannelBlock;
   const int64_t outBlocks = s.oc / kConvChannelBlock;
   const int64_t rows = s.out[1], width = s.out[2];
   const int64_t bandRows = band.in[1], bandWidth = band.in[2];
-  const int64_t step = band.out[2];
   auto *e = findCached<Bands>(ctx, params, s.words);
   if (!e) {
     auto entry = std::make_unique<Bands>();
@@ -164,11 +170,14 @@ weft_rt_status weft::rt::cpu::convWinogradBands(
       WEFT_RT_TRY(convOneDnn(ctx, ConvAlgorithm::OneDnnWinograd,
                              e->bandKey.data(), band, bandIn, weight, bias,
                              bandOut));
+      // The band's columns that the layer has (the last band's may be
+      // fewer than `step`).
+      const int64_t kept = std::min(step, width - b * step);
 #pragma omp parallel for collapse(2) num_threads(copyTeam) if (copyTeam > 1)
       for (int64_t block = 0; block < outBlocks; ++block)
         for (int64_t r = 0; r < rows; ++r)
           std::copy_n(bandOut + (block * rows + r) * step * kConvChannelBlock,
-                      step * kConvChannelBlock,
+                      kept * kConvChannelBlock,
                       yi + ((block * rows + r) * width + b * step) *
                                kConvChannelBlock);
     }

@@ -264,11 +264,16 @@ TEST_P(ConvBlockedTest, OneDnnAlgorithms) {
 
 // Tests Winograd F(2,3) on column bands against the plain layout: 2 bands
 // of a CRNN-like 8x32 plane, 3 bands of a 6x48 one over a batch of two,
-// with and without bias, clamp and a blocked or plain addend.
+// widths the bands do not divide (8x25: 13 + 12 columns; 7x47: 16 + 16 +
+// 15; 2x61: 31 + 30), with and without bias, clamp and a blocked or plain
+// addend.
 TEST_P(ConvBlockedTest, WinogradBandsAsPlain) {
   const BlockedCase cases[] = {same3x3(1, 128, 256, 8, 32).clamped(0.0, kInf),
                                same3x3(2, 32, 48, 6, 48),
-                               same3x3(1, 16, 64, 8, 32).withBias(false)};
+                               same3x3(1, 16, 64, 8, 32).withBias(false),
+                               same3x3(1, 32, 32, 8, 25),
+                               same3x3(1, 16, 16, 7, 47),
+                               same3x3(1, 16, 32, 2, 61)};
   for (const BlockedCase &c : cases) {
     const Data data = randomData(c);
     for (bool withAddend : {false, true}) {
@@ -299,6 +304,8 @@ TEST_P(ConvBlockedTest, WinogradBandsWhere) {
   const Where cases[] = {
       {same3x3(1, 256, 256, 8, 32), true},
       {same3x3(1, 128, 256, 8, 32), true},
+      // A width the bands do not divide: 13 + 12 columns.
+      {same3x3(1, 256, 256, 8, 25), true},
       // F(2,3) already (128 pixels), 4.7 MB; 16 bands needed; 0.6 MB.
       {same3x3(1, 256, 256, 4, 32), false},
       {same3x3(1, 64, 128, 16, 64), false},
