@@ -149,7 +149,7 @@ weft_rt_status convBlocked(weft_rt_context *ctx, ConvAlgorithm algorithm,
 bool winogradTakes(const ConvShape &s);
 
 /// Whether Auto runs a channel-blocked `s` on Winograd F(2,3) in column
-/// bands: batch 1, where oneDNN would give it F(4,3) with weights of 2 MB
+/// bands: batch 1, where oneDNN would give it F(4,3) with weights of 4 MB
 /// or more, and 2 to 4 bands with their halo fit F(2,3)'s planes of at
 /// most 196 pixels (WinogradBands.cpp).
 bool winogradBandsTake(const ConvShape &s);

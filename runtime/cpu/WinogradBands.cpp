@@ -35,9 +35,12 @@ namespace {
 constexpr int64_t kF23MaxPixels = 196;
 /// At most this many bands: each is a oneDNN call and two copies.
 constexpr int64_t kMaxBands = 4;
-/// Below this size F(4,3)'s weights stay in the caches (1-2 MB of L2 a
-/// core): nothing to win.
-constexpr int64_t kMinF43WeightBytes = int64_t(2) << 20;
+/// Below this size F(4,3)'s weights come from the caches often enough that
+/// its fewer multiplications win. Stacks of four 3x3 layers, one thread:
+/// 128 channels (2.4 MB) on 8x32 planes 0.59 ms without bands, 0.80 with;
+/// 192 channels (5.3 MB) 1.7-2.5 without, 2.3 with; 256 channels (9.4 MB)
+/// on 14x16 planes 5.2-6.1 without, 2.8-3.1 with (bench/kernels/README.md).
+constexpr int64_t kMinF43WeightBytes = int64_t(4) << 20;
 
 /// The output columns of each band of `s`: as many as the fewest bands
 /// (2 to kMaxBands) whose padded planes oneDNN's F(2,3) takes; 0 when none

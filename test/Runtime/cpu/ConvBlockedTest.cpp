@@ -293,7 +293,7 @@ TEST_P(ConvBlockedTest, WinogradBandsAsPlain) {
 }
 
 // Tests where Auto cuts a blocked layer into bands (batch 1, F(4,3)'s
-// weights of 2 MB or more, a plane over 196 pixels that 2 to 4 bands fit;
+// weights of 4 MB or more, a plane over 196 pixels that 2 to 4 bands fit;
 // on AVX-512 only, where oneDNN has Winograd), and that the bands then run
 // F(2,3).
 TEST_P(ConvBlockedTest, WinogradBandsWhere) {
@@ -304,12 +304,17 @@ TEST_P(ConvBlockedTest, WinogradBandsWhere) {
   const Where cases[] = {
       {same3x3(1, 256, 256, 8, 32), true},
       {same3x3(1, 128, 256, 8, 32), true},
+      // 4 bands of 10 columns.
+      {same3x3(1, 256, 256, 12, 40), true},
       // A width the bands do not divide: 13 + 12 columns.
       {same3x3(1, 256, 256, 8, 25), true},
-      // F(2,3) already (128 pixels), 4.7 MB; 16 bands needed; 0.6 MB.
+      // F(2,3) already (128 pixels); 16 bands needed; 0.6 MB of F(4,3)
+      // weights; 2.4 MB, which F(4,3) runs faster than bands.
       {same3x3(1, 256, 256, 4, 32), false},
       {same3x3(1, 64, 128, 16, 64), false},
       {same3x3(1, 64, 64, 8, 32), false},
+      {same3x3(1, 128, 128, 8, 32), false},
+      {same3x3(1, 128, 128, 12, 40), false},
       // A batch: one call per image and band.
       {same3x3(2, 256, 256, 8, 32), false},
   };
