@@ -58,6 +58,12 @@ public:
   int main(int argc, char **argv);
 
 private:
+  /// Before a rank that others speak for exits with an error: mpirun kills
+  /// every rank once the first one exits so, and one that left at once
+  /// could take the speaking rank down before its message is out.
+  static void waitForSpeakingRanks() {
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  }
   /// Prints "<exe>: <message>" (lines) now, or, once this process is a
   /// rank of a mesh, keeps it for agreeOnExit or abortMesh.
   int report(int code, const std::string &message) {
@@ -84,11 +90,8 @@ private:
         silent = launch.rank > 0;
       }
       if (silent) {
-        // mpirun kills every rank once the first one exits with an error:
-        // a silent rank that left at once could take the speaking rank
-        // down before its message is out.
         if (code != kExitOk)
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          waitForSpeakingRanks();
         return code;
       }
     }
@@ -289,9 +292,8 @@ int Driver::checkLaunch() {
             std::to_string(other) +
             " runs another stage (check the order of mpirun's app "
             "contexts)");
-        // As a silent rank does (report): mpirun kills every rank once one
-        // exits with an error, and the misplaced rank's message comes first.
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        // The misplaced rank's own message comes first.
+        waitForSpeakingRanks();
         return code;
       }
     return kExitOk;

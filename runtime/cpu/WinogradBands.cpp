@@ -19,7 +19,7 @@
 
 #include "Conv.h"
 
-#include <dnnl.h>
+#include <oneapi/dnnl/dnnl.h>
 
 #include <omp.h>
 
